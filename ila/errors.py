@@ -1,0 +1,67 @@
+"""Error classes of the ILA DSL.
+
+Two families, one root each: :class:`IlaError` for mistakes in the user's model or input (the
+message names the bad value and the user's source line), :class:`IlaInternalError` for bugs in
+this package.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_location() -> str:
+    """Return ``file:line`` of the innermost stack frame outside the ``ila`` package."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        fname = os.path.abspath(frame.f_code.co_filename)
+        if not fname.startswith(_PKG_DIR + os.sep):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return "<unknown>"
+
+
+class IlaError(Exception):
+    """A user error: a malformed model, expression, program or input.
+
+    The message ends with the user's source location (``at file:line``).
+    """
+
+    def __init__(self, message: str, *, loc: str | None = None):
+        self.location = loc if loc is not None else user_location()
+        super().__init__(f"{message} (at {self.location})")
+
+
+class SortError(IlaError, TypeError):
+    """An operand has the wrong sort (Bool where a bit-vector is needed, memory misuse, ...)."""
+
+
+class WidthError(SortError):
+    """Bit-vector widths do not match, or a width or constant is out of range."""
+
+
+class UndeclaredError(IlaError, NameError):
+    """A state, input, instruction or child that the model does not declare."""
+
+
+class DuplicateNameError(IlaError, ValueError):
+    """A name declared twice in one ILA scope."""
+
+
+class DecodeError(IlaError, ValueError):
+    """A bad decode: not Bool, set twice, or missing where required."""
+
+
+class UpdateError(IlaError, ValueError):
+    """A bad update: state updated twice, not a state, or a sort mismatch."""
+
+
+class SimulationError(IlaError, RuntimeError):
+    """The simulator met an input or state it cannot execute (no or several instructions fire,
+    an address outside a memory, a child loop that does not terminate)."""
+
+
+class IlaInternalError(Exception):
+    """A bug in the ila package itself (an op missing from a backend table, ...)."""

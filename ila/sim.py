@@ -1,0 +1,268 @@
+"""The numpy simulator of ILA models (ILAng ILAtor semantics).
+
+One :meth:`Simulator.step` takes the inputs of one command, fires the one top-level instruction
+whose valid and decode hold, then runs child instructions (of children whose valid holds) until
+none fires. Two instructions firing at once is a :class:`~ila.errors.SimulationError` naming both;
+so is a command that no instruction decodes (unless ``allow_idle``), and a child loop running past
+``max_child_steps``.
+
+State: bit-vectors are Python ints masked to their width (any width), Bools are Python bools,
+memories are numpy arrays (dtype by data width: uint8/16/32/64, object above 64 bits) of the
+declared ``size``, or dicts for memories declared without a size.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import numpy as np
+
+from .compile_np import compile_exprs
+from .errors import SimulationError, UndeclaredError
+from .expr import Expr
+from .model import Ila, Instr
+from .ops import Op
+from .semantics import MemValue, mask
+from .sorts import BoolSort, BvSort, MemSort
+
+
+def _mem_dtype(w: int):
+    for bits, dt in ((8, np.uint8), (16, np.uint16), (32, np.uint32), (64, np.uint64)):
+        if w <= bits:
+            return dt
+    return object
+
+
+def _conjuncts(e: Expr) -> list[Expr]:
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        if x.op is Op.AND:
+            stack.extend(x.args)
+        else:
+            out.append(x)
+    return out
+
+
+def _key_of(e: Expr) -> dict[int, int]:
+    """Map var uid -> required constant for conjuncts ``var == const`` of a decode."""
+    keys = {}
+    for c in _conjuncts(e):
+        if c.op is Op.EQ and isinstance(c.args[0].sort, BvSort):
+            a, b = c.args
+            if a.op is Op.VAR and b.op is Op.CONST:
+                keys[a.uid] = (a, b.payload)
+            elif b.op is Op.VAR and a.op is Op.CONST:
+                keys[b.uid] = (b, a.payload)
+    return keys
+
+
+class _Level:
+    """The instructions of one ILA, with a decode index on the most discriminating variable."""
+
+    def __init__(self, ila: Ila, vectorize: bool):
+        self.ila = ila
+        self.instrs: list[Instr] = ila.instrs
+        self.valid = compile_exprs([ila.valid], name=f"valid_{ila.name}")
+        self.decode = {i.name: compile_exprs([i.get_decode()], name="decode") for i in self.instrs}
+        self.updates = {}
+        for i in self.instrs:
+            names = [s.name for s in i.updates]
+            fn = compile_exprs(list(i.updates.values()), vectorize=vectorize, name="update") if names else None
+            self.updates[i.name] = (names, fn)
+        keyed = [_key_of(i.get_decode()) for i in self.instrs]
+        counts: dict[int, int] = {}
+        for k in keyed:
+            for uid in k:
+                counts[uid] = counts.get(uid, 0) + 1
+        self.key = None
+        self.table: dict[int, list[Instr]] = {}
+        self.always: list[Instr] = list(self.instrs)
+        if counts:
+            uid = max(counts, key=counts.get)
+            if counts[uid] >= 2:
+                keyvar = next(k[uid][0] for k in keyed if uid in k)
+                self.key = (keyvar.payload[0], keyvar.name)
+                self.always = []
+                for ins, k in zip(self.instrs, keyed):
+                    if uid in k:
+                        self.table.setdefault(k[uid][1], []).append(ins)
+                    else:
+                        self.always.append(ins)
+
+    def candidates(self, S, I) -> list[Instr]:
+        if self.key is None:
+            return self.always
+        kind, name = self.key
+        v = (I if kind == "input" else S)[name]
+        hit = self.table.get(v)
+        return self.always + hit if hit else self.always
+
+    def fired(self, S, I) -> list[Instr]:
+        if not self.valid(S, I)[0]:
+            return []
+        return [i for i in self.candidates(S, I) if self.decode[i.name](S, I)[0]]
+
+
+class Simulator:
+    """Execute an ILA model on concrete commands.
+
+    Parameters
+    ----------
+    ila : Ila            the top-level model
+    state : mapping, optional
+        initial values by state name (ints, bools, numpy arrays for memories); the rest start at
+        zero, except states pinned by ``add_init(state.eq(const))``.
+    funcs : mapping, optional
+        overrides of uninterpreted-function bodies by name (used to replay counterexamples
+        found with uninterpreted functions).
+    max_child_steps : int
+        bound on child instructions per command (a non-terminating child loop is an error).
+    """
+
+    def __init__(self, ila: Ila, state: Mapping | None = None, *, vectorize: bool = True,
+                 max_child_steps: int = 10_000_000, record_trace: bool = False):
+        if ila.parent is not None:
+            raise UndeclaredError(f"simulate the top-level ILA, not the child {ila.name!r}")
+        self.ila = ila
+        self.max_child_steps = max_child_steps
+        self.record_trace = record_trace
+        self.trace: list[str] = []
+        self.steps = 0
+        self.child_steps = 0
+        self._top = _Level(ila, vectorize)
+        self._children = [_Level(c, vectorize) for c in ila.walk() if c is not ila]
+        self._inputs = {v.name: v for v in ila.all_inputs()}
+        self._states = {v.name: v for v in ila.all_states()}
+        self.state: dict = {}
+        for v in self._states.values():
+            self.state[v.name] = self._zero(v)
+        self._apply_inits()
+        if state:
+            for k, val in state.items():
+                self.set_state(k, val)
+
+    # ---------------------------------------------------------------- state access
+    def _zero(self, v: Expr):
+        if isinstance(v.sort, MemSort):
+            size = self.ila.mem_size(v.name)
+            return {} if size is None else np.zeros(size, dtype=_mem_dtype(v.sort.data_width))
+        return False if isinstance(v.sort, BoolSort) else 0
+
+    def _apply_inits(self):
+        for ila in self.ila.walk():
+            for c in ila.inits:
+                if c.op is Op.EQ and c.args[0].op is Op.VAR and c.args[1].op is Op.CONST \
+                        and not isinstance(c.args[0].sort, MemSort):
+                    self.state[c.args[0].name] = c.args[1].payload
+
+    def set_state(self, name: str, value) -> None:
+        """Set a state (memories: a numpy array of ``size`` entries or a dict)."""
+        if name not in self._states:
+            raise UndeclaredError(f"ILA {self.ila.name!r} has no state {name!r}")
+        v = self._states[name]
+        if isinstance(v.sort, MemSort):
+            if isinstance(value, dict):
+                self.state[name] = {int(a): int(d) & mask(v.sort.data_width) for a, d in value.items()}
+            else:
+                cur = self.state[name]
+                arr = np.asarray(value)
+                if isinstance(cur, np.ndarray) and arr.shape != cur.shape:
+                    raise SimulationError(f"memory {name!r} has {cur.shape[0]} entries, got an array of shape {arr.shape}")
+                self.state[name] = arr.astype(_mem_dtype(v.sort.data_width)).copy()
+        else:
+            self.state[name] = self._check_value(v, value, "state")
+
+    def memory(self, name: str):
+        """The array (or dict) of a memory state."""
+        return self.state[name]
+
+    def _check_value(self, v: Expr, value, kind: str):
+        if isinstance(v.sort, BoolSort):
+            if isinstance(value, (bool, np.bool_)) or value in (0, 1):
+                return bool(value)
+            raise SimulationError(f"{kind} {v.name!r} is Bool, got {value!r}")
+        try:
+            iv = int(value)
+        except (TypeError, ValueError):
+            raise SimulationError(f"{kind} {v.name!r} ({v.sort}) got non-integer {value!r}") from None
+        if iv != value or not (0 <= iv <= mask(v.sort.width)):
+            raise SimulationError(f"{kind} {v.name!r} is {v.sort.width} bits wide; value {value!r} does not fit")
+        return iv
+
+    # ---------------------------------------------------------------- execution
+    def step(self, inputs: Mapping[str, int] | None = None, *, allow_idle: bool = False) -> str | None:
+        """Execute one command; return the name of the top-level instruction that fired."""
+        I = {}
+        given = inputs or {}
+        for k in given:
+            if k not in self._inputs:
+                raise SimulationError(f"unknown input {k!r} for ILA {self.ila.name!r}")
+        for name, v in self._inputs.items():
+            I[name] = self._check_value(v, given[name], "input") if name in given else (
+                False if isinstance(v.sort, BoolSort) else 0)
+        S = self.state
+        with np.errstate(over="ignore"):
+            fired = self._top.fired(S, I)
+            if len(fired) > 1:
+                raise SimulationError(f"instructions {fired[0].name!r} and {fired[1].name!r} both decode "
+                                      f"command {self._describe(given)}")
+            if not fired:
+                if allow_idle:
+                    return None
+                raise SimulationError(f"no instruction of {self.ila.name!r} decodes command {self._describe(given)}")
+            top = fired[0]
+            self._apply(self._top, top, S, I)
+            self.steps += 1
+            self._run_children(S, I)
+        return top.name
+
+    def _describe(self, given: Mapping) -> str:
+        parts = [f"{k}={v:#x}" if isinstance(v, int) and not isinstance(v, bool) and v > 9 else f"{k}={v!r}"
+                 for k, v in given.items() if v]
+        return "{" + ", ".join(parts) + "}"
+
+    def _apply(self, level: _Level, ins: Instr, S, I):
+        if self.record_trace:
+            self.trace.append(ins.name)
+        names, fn = level.updates[ins.name]
+        if fn is None:
+            return
+        values = fn(S, I)
+        in_place = []
+        for name, val in zip(names, values):
+            if isinstance(val, MemValue):
+                if val.base is S[name]:
+                    in_place.append(val)
+                else:
+                    S[name] = val.materialize()
+            else:
+                S[name] = val
+        for val in in_place:
+            val.commit()
+
+    def _run_children(self, S, I):
+        if not self._children:
+            return
+        count = 0
+        while True:
+            fired: list[tuple[_Level, Instr]] = []
+            for lvl in self._children:
+                for ins in lvl.fired(S, I):
+                    fired.append((lvl, ins))
+            if not fired:
+                break
+            if len(fired) > 1:
+                raise SimulationError(f"child instructions {fired[0][1].name!r} and {fired[1][1].name!r} both fire")
+            self._apply(fired[0][0], fired[0][1], S, I)
+            count += 1
+            if count > self.max_child_steps:
+                raise SimulationError(f"child instructions did not quiesce within {self.max_child_steps} steps "
+                                      f"(last: {fired[0][1].name!r})")
+        self.child_steps += count
+
+    def run(self, commands: Iterable[Mapping[str, int]], *, allow_idle: bool = False) -> list[str | None]:
+        """Execute a sequence of commands; return the top-level instruction names."""
+        return [self.step(c, allow_idle=allow_idle) for c in commands]
+
+
+__all__ = ["Simulator"]
