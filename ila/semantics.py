@@ -323,17 +323,11 @@ def _store(n, m, a, d):
 @dataclass(frozen=True)
 class Semantic:
     numpy: Callable | None      # numpy(node, *values) -> value   (None: leaf handled by caller)
-    smt: Callable | None        # smt(node, *fnodes) -> FNode    (None: leaf handled by caller)
+    smt: Callable | None        # smt(mgr, node, *fnodes) -> FNode, mgr a pysmt FormulaManager
 
 
-def _P():  # pysmt shortcuts, imported lazily so that the numpy simulator does not need pysmt
-    import pysmt.shortcuts as S
-    return S
-
-
-def _smt_eq(n, a, b):
-    S = _P()
-    return S.Iff(a, b) if n.args[0].sort.is_bool else S.Equals(a, b)
+def _smt_eq(m, n, a, b):
+    return m.Iff(a, b) if n.args[0].sort.is_bool else m.Equals(a, b)
 
 
 def _bw(f):
@@ -343,44 +337,44 @@ def _bw(f):
 TABLE: dict[Op, Semantic] = {
     Op.CONST: Semantic(None, None),
     Op.VAR: Semantic(None, None),
-    Op.AND: Semantic(lambda n, a, b: a & b, lambda n, a, b: _P().And(a, b)),
-    Op.OR: Semantic(lambda n, a, b: a | b, lambda n, a, b: _P().Or(a, b)),
-    Op.XOR: Semantic(lambda n, a, b: a ^ b, lambda n, a, b: _P().Xor(a, b)),
-    Op.NOT: Semantic(lambda n, a: _not(a), lambda n, a: _P().Not(a)),
-    Op.IMPLIES: Semantic(lambda n, a, b: _not(a) | b, lambda n, a, b: _P().Implies(a, b)),
-    Op.ADD: Semantic(_bw(lambda a, b: a + b), lambda n, a, b: _P().BVAdd(a, b)),
-    Op.SUB: Semantic(_bw(lambda a, b: a - b), lambda n, a, b: _P().BVSub(a, b)),
-    Op.MUL: Semantic(_bw(lambda a, b: a * b), lambda n, a, b: _P().BVMul(a, b)),
-    Op.UDIV: Semantic(lambda n, a, b: _udiv(a, b, _w(n)), lambda n, a, b: _P().BVUDiv(a, b)),
-    Op.SDIV: Semantic(_sdiv, lambda n, a, b: _P().BVSDiv(a, b)),
-    Op.UREM: Semantic(lambda n, a, b: _urem(a, b, _w(n)), lambda n, a, b: _P().BVURem(a, b)),
-    Op.SREM: Semantic(_srem, lambda n, a, b: _P().BVSRem(a, b)),
-    Op.NEG: Semantic(lambda n, a: _neg(a, _w(n)), lambda n, a: _P().BVNeg(a)),
-    Op.BVAND: Semantic(lambda n, a, b: a & b, lambda n, a, b: _P().BVAnd(a, b)),
-    Op.BVOR: Semantic(lambda n, a, b: a | b, lambda n, a, b: _P().BVOr(a, b)),
-    Op.BVXOR: Semantic(lambda n, a, b: a ^ b, lambda n, a, b: _P().BVXor(a, b)),
-    Op.BVNOT: Semantic(lambda n, a: a ^ mask(_w(n)), lambda n, a: _P().BVNot(a)),
-    Op.SHL: Semantic(_shl, lambda n, a, b: _P().BVLShl(a, b)),
-    Op.LSHR: Semantic(_lshr, lambda n, a, b: _P().BVLShr(a, b)),
-    Op.ASHR: Semantic(_ashr, lambda n, a, b: _P().BVAShr(a, b)),
-    Op.ROTL: Semantic(_rotl, lambda n, a: _P().BVRol(a, n.payload) if n.payload else a),
-    Op.ROTR: Semantic(_rotr, lambda n, a: _P().BVRor(a, n.payload) if n.payload else a),
-    Op.CONCAT: Semantic(_concat, lambda n, a, b: _P().BVConcat(a, b)),
-    Op.EXTRACT: Semantic(_extract, lambda n, a: _P().BVExtract(a, n.payload[1], n.payload[0])),
-    Op.ZEXT: Semantic(_zext, lambda n, a: _P().BVZExt(a, _w(n) - n.args[0].sort.width)),
-    Op.SEXT: Semantic(_sext, lambda n, a: _P().BVSExt(a, _w(n) - n.args[0].sort.width)),
+    Op.AND: Semantic(lambda n, a, b: a & b, lambda m, n, a, b: m.And(a, b)),
+    Op.OR: Semantic(lambda n, a, b: a | b, lambda m, n, a, b: m.Or(a, b)),
+    Op.XOR: Semantic(lambda n, a, b: a ^ b, lambda m, n, a, b: m.Xor(a, b)),
+    Op.NOT: Semantic(lambda n, a: _not(a), lambda m, n, a: m.Not(a)),
+    Op.IMPLIES: Semantic(lambda n, a, b: _not(a) | b, lambda m, n, a, b: m.Implies(a, b)),
+    Op.ADD: Semantic(_bw(lambda a, b: a + b), lambda m, n, a, b: m.BVAdd(a, b)),
+    Op.SUB: Semantic(_bw(lambda a, b: a - b), lambda m, n, a, b: m.BVSub(a, b)),
+    Op.MUL: Semantic(_bw(lambda a, b: a * b), lambda m, n, a, b: m.BVMul(a, b)),
+    Op.UDIV: Semantic(lambda n, a, b: _udiv(a, b, _w(n)), lambda m, n, a, b: m.BVUDiv(a, b)),
+    Op.SDIV: Semantic(_sdiv, lambda m, n, a, b: m.BVSDiv(a, b)),
+    Op.UREM: Semantic(lambda n, a, b: _urem(a, b, _w(n)), lambda m, n, a, b: m.BVURem(a, b)),
+    Op.SREM: Semantic(_srem, lambda m, n, a, b: m.BVSRem(a, b)),
+    Op.NEG: Semantic(lambda n, a: _neg(a, _w(n)), lambda m, n, a: m.BVNeg(a)),
+    Op.BVAND: Semantic(lambda n, a, b: a & b, lambda m, n, a, b: m.BVAnd(a, b)),
+    Op.BVOR: Semantic(lambda n, a, b: a | b, lambda m, n, a, b: m.BVOr(a, b)),
+    Op.BVXOR: Semantic(lambda n, a, b: a ^ b, lambda m, n, a, b: m.BVXor(a, b)),
+    Op.BVNOT: Semantic(lambda n, a: a ^ mask(_w(n)), lambda m, n, a: m.BVNot(a)),
+    Op.SHL: Semantic(_shl, lambda m, n, a, b: m.BVLShl(a, b)),
+    Op.LSHR: Semantic(_lshr, lambda m, n, a, b: m.BVLShr(a, b)),
+    Op.ASHR: Semantic(_ashr, lambda m, n, a, b: m.BVAShr(a, b)),
+    Op.ROTL: Semantic(_rotl, lambda m, n, a: m.BVRol(a, n.payload) if n.payload else a),
+    Op.ROTR: Semantic(_rotr, lambda m, n, a: m.BVRor(a, n.payload) if n.payload else a),
+    Op.CONCAT: Semantic(_concat, lambda m, n, a, b: m.BVConcat(a, b)),
+    Op.EXTRACT: Semantic(_extract, lambda m, n, a: m.BVExtract(a, n.payload[1], n.payload[0])),
+    Op.ZEXT: Semantic(_zext, lambda m, n, a: m.BVZExt(a, _w(n) - n.args[0].sort.width)),
+    Op.SEXT: Semantic(_sext, lambda m, n, a: m.BVSExt(a, _w(n) - n.args[0].sort.width)),
     Op.EQ: Semantic(_eq, _smt_eq),
-    Op.ULT: Semantic(lambda n, a, b: a < b, lambda n, a, b: _P().BVULT(a, b)),
-    Op.ULE: Semantic(lambda n, a, b: a <= b, lambda n, a, b: _P().BVULE(a, b)),
-    Op.UGT: Semantic(lambda n, a, b: a > b, lambda n, a, b: _P().BVUGT(a, b)),
-    Op.UGE: Semantic(lambda n, a, b: a >= b, lambda n, a, b: _P().BVUGE(a, b)),
-    Op.SLT: Semantic(lambda n, a, b: _slt(a, b, n.args[0].sort.width), lambda n, a, b: _P().BVSLT(a, b)),
-    Op.SLE: Semantic(lambda n, a, b: _not(_slt(b, a, n.args[0].sort.width)), lambda n, a, b: _P().BVSLE(a, b)),
-    Op.SGT: Semantic(lambda n, a, b: _slt(b, a, n.args[0].sort.width), lambda n, a, b: _P().BVSGT(a, b)),
-    Op.SGE: Semantic(lambda n, a, b: _not(_slt(a, b, n.args[0].sort.width)), lambda n, a, b: _P().BVSGE(a, b)),
-    Op.ITE: Semantic(_ite, lambda n, c, t, e: _P().Ite(c, t, e)),
-    Op.LOAD: Semantic(_load, lambda n, m, a: _P().Select(m, a)),
-    Op.STORE: Semantic(_store, lambda n, m, a, d: _P().Store(m, a, d)),
+    Op.ULT: Semantic(lambda n, a, b: a < b, lambda m, n, a, b: m.BVULT(a, b)),
+    Op.ULE: Semantic(lambda n, a, b: a <= b, lambda m, n, a, b: m.BVULE(a, b)),
+    Op.UGT: Semantic(lambda n, a, b: a > b, lambda m, n, a, b: m.BVUGT(a, b)),
+    Op.UGE: Semantic(lambda n, a, b: a >= b, lambda m, n, a, b: m.BVUGE(a, b)),
+    Op.SLT: Semantic(lambda n, a, b: _slt(a, b, n.args[0].sort.width), lambda m, n, a, b: m.BVSLT(a, b)),
+    Op.SLE: Semantic(lambda n, a, b: _not(_slt(b, a, n.args[0].sort.width)), lambda m, n, a, b: m.BVSLE(a, b)),
+    Op.SGT: Semantic(lambda n, a, b: _slt(b, a, n.args[0].sort.width), lambda m, n, a, b: m.BVSGT(a, b)),
+    Op.SGE: Semantic(lambda n, a, b: _not(_slt(a, b, n.args[0].sort.width)), lambda m, n, a, b: m.BVSGE(a, b)),
+    Op.ITE: Semantic(_ite, lambda m, n, c, t, e: m.Ite(c, t, e)),
+    Op.LOAD: Semantic(_load, lambda M, n, m, a: M.Select(m, a)),
+    Op.STORE: Semantic(_store, lambda M, n, m, a, d: M.Store(m, a, d)),
     Op.APPLY: Semantic(_apply, None),   # the SMT encoder declares the function symbol itself
 }
 

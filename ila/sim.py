@@ -161,10 +161,17 @@ class Simulator:
             raise UndeclaredError(f"ILA {self.ila.name!r} has no state {name!r}")
         v = self._states[name]
         if isinstance(v.sort, MemSort):
-            if isinstance(value, dict):
+            cur = self.state[name]
+            if isinstance(value, dict) and isinstance(cur, dict):
                 self.state[name] = {int(a): int(d) & mask(v.sort.data_width) for a, d in value.items()}
+            elif isinstance(value, dict):
+                arr = np.zeros_like(cur)
+                for a, d in value.items():
+                    if not 0 <= int(a) < arr.shape[0]:
+                        raise SimulationError(f"memory {name!r}: address {int(a):#x} beyond its {arr.shape[0]} entries")
+                    arr[int(a)] = int(d) & mask(v.sort.data_width)
+                self.state[name] = arr
             else:
-                cur = self.state[name]
                 arr = np.asarray(value)
                 if isinstance(cur, np.ndarray) and arr.shape != cur.shape:
                     raise SimulationError(f"memory {name!r} has {cur.shape[0]} entries, got an array of shape {arr.shape}")

@@ -1,0 +1,178 @@
+"""Substitution with simplification: the engine of path unrolling (symbolic execution).
+
+:class:`Rewriter` rebuilds expression DAGs under a variable substitution and simplifies as it goes:
+
+* constant folding through the numpy implementations of :data:`ila.semantics.TABLE` (the one
+  source of semantics; uninterpreted functions are never folded unless asked);
+* read-over-write: ``load(store(m, a, d), b)`` is ``d`` when ``a`` and ``b`` are the same term and
+  skips the store when both are distinct constants; long chains of constant-address stores are
+  indexed so a load costs a dict lookup;
+* Boolean and ``ite`` identities (``true & x = x``, ``ite(true, a, b) = a``, ``x = x`` is true).
+
+Every rule is an SMT-LIB identity, so simplified and raw terms are equivalent.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Mapping, Sequence
+
+from .expr import FALSE, TRUE, Expr
+from .ops import Op
+from .semantics import TABLE
+from .walk import toposort
+
+_NO_FOLD = {Op.VAR, Op.CONST, Op.LOAD, Op.STORE, Op.APPLY}
+
+
+class Rewriter:
+    """Substitute and simplify. One instance may be reused for many expressions (it memoises)."""
+
+    def __init__(self, mapping: Mapping[Expr, Expr] | None = None, *, fold_ufs: bool = False):
+        self.mapping = dict(mapping or {})
+        self.fold_ufs = fold_ufs
+        self.memo: dict[int, Expr] = {}
+        self._index: "OrderedDict[int, tuple[dict, Expr]]" = OrderedDict()
+
+    def __call__(self, exprs: Sequence[Expr]) -> list[Expr]:
+        memo = self.memo
+        for n in toposort(exprs):
+            if n.uid in memo:
+                continue
+            if n.op is Op.VAR:
+                memo[n.uid] = self.mapping.get(n, n)
+            elif not n.args:
+                memo[n.uid] = n
+            else:
+                memo[n.uid] = self.build(n.op, n.sort, tuple(memo[a.uid] for a in n.args), n.payload)
+        return [memo[e.uid] for e in exprs]
+
+    def one(self, e: Expr) -> Expr:
+        return self([e])[0]
+
+    # ------------------------------------------------------------------ smart constructor
+    def build(self, op: Op, sort, args: tuple, payload) -> Expr:
+        if op not in _NO_FOLD and all(a.op is Op.CONST for a in args):
+            val = TABLE[op].numpy(Expr(op, sort, args, payload), *[a.payload for a in args])
+            return Expr(Op.CONST, sort, (), bool(val) if sort.is_bool else int(val))
+        if op is Op.APPLY and self.fold_ufs and payload.body is not None and all(a.op is Op.CONST for a in args):
+            node = Expr(op, sort, args, payload)
+            return Expr(Op.CONST, sort, (), TABLE[op].numpy(node, *[a.payload for a in args]))
+        if op is Op.LOAD:
+            return self._load(args[0], args[1])
+        if op is Op.ITE:
+            c, t, e = args
+            if c.op is Op.CONST:
+                return t if c.payload else e
+            if t is e:
+                return t
+            if sort.is_bool and t is TRUE and e is FALSE:
+                return c
+        elif op is Op.AND:
+            a, b = args
+            if a is FALSE or b is FALSE:
+                return FALSE
+            if a is TRUE:
+                return b
+            if b is TRUE or a is b:
+                return a
+        elif op is Op.OR:
+            a, b = args
+            if a is TRUE or b is TRUE:
+                return TRUE
+            if a is FALSE:
+                return b
+            if b is FALSE or a is b:
+                return a
+        elif op is Op.NOT:
+            if args[0].op is Op.NOT:
+                return args[0].args[0]
+        elif op is Op.IMPLIES:
+            a, b = args
+            if a is FALSE or b is TRUE:
+                return TRUE
+            if a is TRUE:
+                return b
+        elif op is Op.EQ:
+            if args[0] is args[1]:
+                return TRUE
+        elif op is Op.EXTRACT and args[0].op is Op.CONCAT:
+            hi, lo = payload
+            top, bot = args[0].args
+            wb = bot.sort.width
+            if hi < wb:
+                return self.build(op, sort, (bot,), payload) if (hi, lo) != (wb - 1, 0) else bot
+            if lo >= wb:
+                return self.build(op, sort, (top,), (hi - wb, lo - wb)) if (hi - wb, lo - wb) != (top.sort.width - 1, 0) else top
+        elif op is Op.EXTRACT and payload == (args[0].sort.width - 1, 0):
+            return args[0]
+        return Expr(op, sort, args, payload)
+
+    def _chain_index(self, top: Expr) -> tuple[dict, Expr]:
+        """Index of a store chain: {const addr: data} for the constant-address stores above the
+        barrier (the first store with a symbolic address, or the chain's base)."""
+        hit = self._index.get(top.uid)
+        if hit is not None:
+            self._index.move_to_end(top.uid)
+            return hit
+        pending = []
+        node = top
+        base_index = None
+        while node.op is Op.STORE and node.args[1].op is Op.CONST:
+            cached = self._index.get(node.uid)
+            if cached is not None and node is not top:
+                base_index = cached
+                break
+            pending.append(node)
+            node = node.args[0]
+        if base_index is not None:
+            table, barrier = dict(base_index[0]), base_index[1]
+        else:
+            table, barrier = {}, node
+        for st in reversed(pending):
+            table[st.args[1].payload] = st.args[2]
+        res = (table, barrier)
+        self._index[top.uid] = res
+        if len(self._index) > 4:
+            self._index.popitem(last=False)
+        return res
+
+    def _load(self, mem: Expr, addr: Expr) -> Expr:
+        while True:
+            if mem.op is Op.STORE:
+                if mem.args[1] is addr:
+                    return mem.args[2]
+                if addr.op is Op.CONST and mem.args[1].op is Op.CONST:
+                    # skip a long run of constant stores at once
+                    table, barrier = self._chain_index(mem) if _long(mem) else (None, None)
+                    if table is not None:
+                        if addr.payload in table:
+                            return table[addr.payload]
+                        mem = barrier
+                        continue
+                    mem = mem.args[0]
+                    continue
+            return Expr(Op.LOAD, _data_sort(mem), (mem, addr))
+
+
+def _long(mem: Expr, threshold: int = 8) -> bool:
+    node = mem
+    for _ in range(threshold):
+        if node.op is not Op.STORE:
+            return False
+        node = node.args[0]
+    return True
+
+
+def _data_sort(mem: Expr):
+    from .sorts import BvSort
+    return BvSort(mem.sort.data_width)
+
+
+def substitute(exprs: Sequence[Expr], mapping: Mapping[Expr, Expr], *, fold_ufs: bool = False) -> list[Expr]:
+    """Replace variables by expressions in ``exprs`` and simplify (see module docstring)."""
+    return Rewriter(mapping, fold_ufs=fold_ufs)(exprs)
+
+
+def simplify(e: Expr) -> Expr:
+    """Simplify one expression (no substitution)."""
+    return Rewriter().one(e)

@@ -1,0 +1,50 @@
+"""Verdicts of checkers: values, not prints.
+
+``Proved`` (for the stated scope: a bound, a shape, or all sizes), ``Counterexample`` (a concrete
+trace that the simulator has replayed before the verdict is built) and ``Unknown`` (a timeout or a
+solver giving up; never shown as proved). The CLI chooses the exit code: only ``Proved`` is 0.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    method: str
+    solver: str
+    seconds: float
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return isinstance(self, Proved)
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__.lower()
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["result"] = {"Proved": "proved", "Counterexample": "counterexample", "Unknown": "unknown"}[type(self).__name__]
+        return d
+
+
+@dataclass(frozen=True)
+class Proved(_Verdict):
+    scope: str = ""          # e.g. "bound 8", "shape 16x64", "all sizes"
+
+
+@dataclass(frozen=True)
+class Counterexample(_Verdict):
+    trace: dict = field(default_factory=dict)   # initial state, inputs per step, observed values
+    replayed: bool = False                       # the simulator reproduced the violation
+
+
+@dataclass(frozen=True)
+class Unknown(_Verdict):
+    reason: str = ""
+
+
+Verdict = Proved | Counterexample | Unknown
