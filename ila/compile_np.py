@@ -195,6 +195,8 @@ class _Codegen:
 
 def compile_exprs(exprs: Sequence[Expr], *, vectorize: bool = True, name: str = "f"):
     """Compile ``exprs`` into ``f(S, I) -> tuple`` of their values (see module docstring)."""
+    import re
+    name = re.sub(r"\W", "_", name)
     cg = _Codegen()
     plans = plan_lanes(exprs) if vectorize else {}
     outs = cg.emit(list(exprs), plans)

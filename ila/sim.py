@@ -199,14 +199,8 @@ class Simulator:
     # ---------------------------------------------------------------- execution
     def step(self, inputs: Mapping[str, int] | None = None, *, allow_idle: bool = False) -> str | None:
         """Execute one command; return the name of the top-level instruction that fired."""
-        I = {}
         given = inputs or {}
-        for k in given:
-            if k not in self._inputs:
-                raise SimulationError(f"unknown input {k!r} for ILA {self.ila.name!r}")
-        for name, v in self._inputs.items():
-            I[name] = self._check_value(v, given[name], "input") if name in given else (
-                False if isinstance(v.sort, BoolSort) else 0)
+        I = self._inputs_of(given)
         S = self.state
         with np.errstate(over="ignore"):
             fired = self._top.fired(S, I)
@@ -222,6 +216,24 @@ class Simulator:
             self.steps += 1
             self._run_children(S, I)
         return top.name
+
+    def fire(self, name: str, inputs: Mapping[str, int] | None = None) -> None:
+        """Apply exactly one instruction (top-level or child) by name, without running children;
+        its valid and decode must hold (else SimulationError)."""
+        ins = self.ila.find_instr(name)
+        level = self._top if ins.host is self.ila else next(l for l in self._children if l.ila is ins.host)
+        I = self._inputs_of(inputs or {})
+        with np.errstate(over="ignore"):
+            if not (level.valid(self.state, I)[0] and level.decode[name](self.state, I)[0]):
+                raise SimulationError(f"instruction {name!r} does not decode on command {self._describe(inputs or {})}")
+            self._apply(level, ins, self.state, I)
+
+    def _inputs_of(self, given: Mapping) -> dict:
+        for k in given:
+            if k not in self._inputs:
+                raise SimulationError(f"unknown input {k!r} for ILA {self.ila.name!r}")
+        return {name: self._check_value(v, given[name], "input") if name in given else
+                (False if isinstance(v.sort, BoolSort) else 0) for name, v in self._inputs.items()}
 
     def _describe(self, given: Mapping) -> str:
         parts = [f"{k}={v:#x}" if isinstance(v, int) and not isinstance(v, bool) and v > 9 else f"{k}={v!r}"

@@ -55,7 +55,23 @@ def initial_state(ila: Ila, init: Mapping[str, object] | None = None, prefix: st
     for k, val in (init or {}).items():
         if k not in out:
             raise UndeclaredError(f"initial value for unknown state {k!r} of ILA {ila.name!r}")
+        if out[k].sort.is_mem and not isinstance(val, Expr):
+            out[k] = memory_value(out[k], val)
+            continue
+        if out[k].sort.is_bool and val in (0, 1) and not isinstance(val, Expr):
+            val = bool(val)
         out[k] = as_expr(val, out[k] if out[k].sort.is_bv else None, f"initial value of {k!r}")
+    return out
+
+
+def memory_value(base: Expr, values) -> Expr:
+    """``base`` with the concrete entries of ``values`` (array indexed by address, or dict) stored."""
+    from .expr import bv_const, store
+    items = values.items() if isinstance(values, Mapping) else enumerate(values)
+    out = base
+    aw, dw = base.sort.addr_width, base.sort.data_width
+    for a, d in items:
+        out = store(out, bv_const(int(a), aw), bv_const(int(d), dw))
     return out
 
 
@@ -64,7 +80,10 @@ def _inputs_for(ila: Ila, given: Mapping[str, object] | None, step: int, prefix:
     out = {}
     for v in ila.all_inputs():
         if v.name in given:
-            out[v.name] = as_expr(given.pop(v.name), v if v.sort.is_bv else None, f"input {v.name!r}")
+            val = given.pop(v.name)
+            if v.sort.is_bool and not isinstance(val, Expr) and val in (0, 1):
+                val = bool(val)
+            out[v.name] = as_expr(val, v if v.sort.is_bv else None, f"input {v.name!r}")
             if out[v.name].sort != v.sort:
                 raise IlaError(f"input {v.name!r} is {v.sort}, got {out[v.name].short()}")
         else:
