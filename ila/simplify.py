@@ -22,6 +22,10 @@ from .semantics import TABLE
 from .walk import toposort
 
 _NO_FOLD = {Op.VAR, Op.CONST, Op.LOAD, Op.STORE, Op.APPLY}
+# Store-chain indexes are shared by all rewriters (keyed by node uid, which is never reused), so
+# symbolic execution, which makes a rewriter per step, keeps them across steps.
+_CHAIN_INDEX: "OrderedDict[int, tuple[dict, Expr]]" = OrderedDict()
+_CHAIN_INDEX_SIZE = 8
 
 
 class Rewriter:
@@ -31,7 +35,7 @@ class Rewriter:
         self.mapping = dict(mapping or {})
         self.fold_ufs = fold_ufs
         self.memo: dict[int, Expr] = {}
-        self._index: "OrderedDict[int, tuple[dict, Expr]]" = OrderedDict()
+        self._index = _CHAIN_INDEX
 
     def __call__(self, exprs: Sequence[Expr]) -> list[Expr]:
         memo = self.memo
@@ -132,9 +136,13 @@ class Rewriter:
             table[st.args[1].payload] = st.args[2]
         res = (table, barrier)
         self._index[top.uid] = res
-        if len(self._index) > 4:
+        if len(self._index) > _CHAIN_INDEX_SIZE:
             self._index.popitem(last=False)
         return res
+
+    def load(self, mem: Expr, addr: Expr) -> Expr:
+        """``load(mem, addr)`` simplified by read-over-write, without traversing ``mem``."""
+        return self._load(mem, addr)
 
     def _load(self, mem: Expr, addr: Expr) -> Expr:
         while True:

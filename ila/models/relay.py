@@ -1,7 +1,7 @@
 """The compiler-IR ILA: one instruction per Relay operator, updating tensors in a memory.
 
-Program state is one tensor memory ``tensor`` (Mem(32, 32): element index -> 32-bit element, of
-the chosen :mod:`~ila.models.relay_numerics` type) plus ``data_out``. A command is
+Program state is one tensor memory ``tensor`` (Mem(32, E): element index -> E-bit element of the
+chosen :mod:`~ila.models.relay_numerics` type, E = 32 for float32/int32) plus ``data_out``. A command is
 ``func_id`` (8 bits) with ``addr_in``/``data_in`` for element stores and loads, and the operator
 arguments ``arg_0..arg_7`` (32 bits each: base addresses of operand and result tensors, then
 dimensions). Each operator instruction latches its arguments and starts a child ILA that walks the
@@ -51,6 +51,7 @@ class _Ctx:
         self.cnt = [m.state(f"cnt_{k}") for k in range(N_COUNTERS)]
         self.acc = m.state("acc")
         self.tensor = m.state("tensor")
+        self.unsupported: list[str] = []
 
     def ld(self, addr: Expr) -> Expr:
         return load(self.tensor, addr)
@@ -65,6 +66,13 @@ def _loop_op(ctx: _Ctx, name: str, bounds: Callable[[list[Expr]], list[Expr]],
     ``first_inner``/``last_inner`` say whether the innermost reduction loops are at their start/end.
     """
     m, fid = ctx.m, FUNC_IDS[name]
+    dims = bounds(ctx.cfg)
+    cnts = ctx.cnt[:len(dims)]
+    try:
+        updates = body(ctx.cfg, cnts, None, None)
+    except NotImplementedError:
+        ctx.unsupported.append(name)        # the element type lacks an operator this op needs
+        return
     busy = m.new_bool_state(f"{name}.busy")
     top = m.new_instr(name)
     top.set_decode(ctx.func.eq(fid))
@@ -77,10 +85,7 @@ def _loop_op(ctx: _Ctx, name: str, bounds: Callable[[list[Expr]], list[Expr]],
     child = m.new_child(f"{name}.loop")
     child.set_valid(busy)
     step = child.new_instr(f"{name}.step")
-    dims = bounds(ctx.cfg)
-    cnts = ctx.cnt[:len(dims)]
     last = [c.eq(d - 1) for c, d in zip(cnts, dims)]
-    updates = body(ctx.cfg, cnts, None, None)
     for s, v in updates.items():
         step.set_update(s, v)
     carry = TRUE
@@ -107,16 +112,17 @@ def relay_ila(numerics: str | Numerics = "float32", *, tensor_entries: int = TEN
     """Build the compiler-IR ILA for ``numerics`` ('float32' or 'int32')."""
     num = NUMERICS[numerics] if isinstance(numerics, str) else numerics
     m = Ila(f"relay_{num.name}")
+    E = num.width
     m.new_bv_input("func_id", 8)
-    addr_in, data_in = m.new_bv_input("addr_in", W), m.new_bv_input("data_in", W)
+    addr_in, data_in = m.new_bv_input("addr_in", W), m.new_bv_input("data_in", E)
     for k in range(N_ARGS):
         m.new_bv_input(f"arg_{k}", W)
         m.new_bv_state(f"cfg_{k}", W)
     for k in range(N_COUNTERS):
         m.new_bv_state(f"cnt_{k}", W)
-    m.new_bv_state("acc", W)
-    m.new_mem_state("tensor", W, W, size=tensor_entries)
-    data_out = m.new_bv_state("data_out", W)
+    m.new_bv_state("acc", E)
+    m.new_mem_state("tensor", W, E, size=tensor_entries)
+    data_out = m.new_bv_state("data_out", E)
     ctx = _Ctx(m, num)
     t = ctx.tensor
     m.set_valid(ctx.func.ne(0))
@@ -213,6 +219,7 @@ def relay_ila(numerics: str | Numerics = "float32", *, tensor_entries: int = TEN
         return body
     _loop_op(ctx, "nn.conv2d_nchw", conv_dims, conv(False))
     _loop_op(ctx, "nn.conv2d_nhwc", conv_dims, conv(True))
+    m.unsupported_ops = tuple(ctx.unsupported)
     return m
 
 

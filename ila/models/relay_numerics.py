@@ -109,3 +109,27 @@ def _int32() -> Numerics:
 FLOAT32 = _float32()
 INT32 = _int32()
 NUMERICS = {"float32": FLOAT32, "int32": INT32}
+
+
+def abstract(name: str, width: int, *, max_body: Callable | None = None, add_body: Callable | None = None,
+             mul_body: Callable | None = None, axioms: bool = True) -> Numerics:
+    """Numerics over an abstract ``width``-bit element type (the paper's abstract data types):
+    ``max``, ``add`` and ``mul`` are uninterpreted functions named ``<name>_max`` etc., with numpy
+    bodies for simulation when given, and (``axioms``) commutativity, plus "max returns one of its
+    arguments". Other operators are not available."""
+    S = BvSort(width)
+    fmax = FuncRef(f"{name}_max", S, [S, S], body=max_body)
+    fadd = FuncRef(f"{name}_add", S, [S, S], body=add_body)
+    fmul = FuncRef(f"{name}_mul", S, [S, S], body=mul_body)
+    if axioms:
+        fmax.axioms = tuple(_max_axioms(fmax))
+        fadd.axioms = (lambda a, b: fadd(a, b).eq(fadd(b, a)),)
+        fmul.axioms = (lambda a, b: fmul(a, b).eq(fmul(b, a)),)
+
+    def unsupported(what):
+        def f(*_):
+            raise NotImplementedError(f"{what} is not defined on the abstract element type {name!r}")
+        return f
+    return Numerics(name, width, fadd, unsupported("sub"), fmul, fmax, unsupported("div"), unsupported("exp"),
+                    unsupported("rsqrt"), unsupported("sigmoid"), unsupported("tanh"), unsupported("from_int"), 0,
+                    lambda x: np.asarray(x, dtype=np.uint64), lambda b: np.asarray(b, dtype=np.uint64))

@@ -1,0 +1,228 @@
+"""The FlexASR assembler in the four levels of the 3LA drivers (reference §4):
+
+1. **Tensor assembly**: ``[{"name": "store_act", ...}, {"name": "maxp", ...}, {"name": "load_act", ...}]``
+   over a *data library* (tensor name -> numpy array of AdaptivFloat codes).
+2. **ILA assembly**: ``write_v`` / ``read_v`` (128-bit data) and ``cfg_*`` / ``start`` /
+   ``wait_irq`` instructions with named fields (:func:`tensor_to_ila`).
+3. **Program fragment**: ``{"program fragment": [{"instr_No.", "addr", "data", "mode"}]}``
+   with 32-hex-digit data, mode "W" (write), "R" (read) or "Q" (wait for the interrupt)
+   (:func:`ila_to_fragment`).
+4. **MMIO commands**: the simulator's input dictionaries (``if_axi_wr``, ``addr_in``,
+   ``data_in_0..15``) (:func:`fragment_to_mmio`); data byte k = hex digits [30-2k : 32-2k].
+
+Shape checks happen in the tensor level (:class:`ShapeError`, a ``ValueError``): hidden sizes must
+be multiples of 16, pooling needs an even number of timesteps, output vector counts of the linear
+layer and the LSTM hidden size must split over the four PEs, and every tensor must fit its buffer.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from . import constants as C
+
+
+class ShapeError(ValueError):
+    """A tensor shape or size the FlexASR hardware does not support."""
+
+
+# ----------------------------------------------------------------------------- layout helpers
+def tiled_offsets(num_ts: int, num_v: int) -> np.ndarray:
+    """Byte offsets [t, v, i] of the GB large-buffer tiling (relative to the memory base):
+    16*((t mod 16) + floor(t/16)*num_v*16) + 256*v + i."""
+    t = np.arange(num_ts)[:, None, None]
+    v = np.arange(num_v)[None, :, None]
+    i = np.arange(16)[None, None, :]
+    return 16 * ((t % 16) + (t // 16) * num_v * 16) + 256 * v + i
+
+
+def tiled_bytes(num_ts: int, num_v: int) -> int:
+    """Bytes a [num_ts, 16*num_v] tensor occupies in the tiled layout (whole 16-timestep groups)."""
+    return -(-num_ts // 16) * 16 * num_v * 16
+
+
+def _hex(word: int) -> str:
+    return f"0x{word:032X}"
+
+
+def _word(bs) -> int:
+    return int.from_bytes(bytes(np.asarray(bs, dtype=np.uint8).tolist()), "little")
+
+
+def _check_hidden(h: int, what: str):
+    if h <= 0 or h % 16:
+        raise ShapeError(f"{what} = {h}: FlexASR vectors hold 16 values, so it must be a positive multiple of 16")
+    if h // 16 > 255:
+        raise ShapeError(f"{what} = {h}: at most 255 vectors (8-bit num_vector register)")
+
+
+def _check_ts(t: int, what: str = "timesteps"):
+    if not 1 <= t <= 0xFFFF:
+        raise ShapeError(f"{what} = {t}: must be in 1..65535 (16-bit register)")
+
+
+class _Alloc:
+    """GB large-buffer allocation of memory indices (base registers in 16-byte units)."""
+
+    def __init__(self):
+        self.next = 0
+        self.bases: list[int] = []
+
+    def add(self, nbytes: int, what: str) -> int:
+        if len(self.bases) == 4:
+            raise ShapeError("the GB memory manager has only 4 large-buffer memory indices")
+        if self.next + nbytes > C.GB_LARGE_SIZE:
+            raise ShapeError(f"{what} needs {nbytes} bytes at offset {self.next:#x}: the 1 MiB GB large buffer overflows")
+        self.bases.append(self.next // 16)
+        self.next += nbytes
+        return len(self.bases) - 1
+
+
+# ----------------------------------------------------------------------------- level 1 -> 2
+def _cfg(unit: str, **fields) -> dict:
+    return {"name": unit, **fields}
+
+
+def _expand_pool(ins: dict) -> list[dict]:
+    """maxp / meanp [num_ts, num_v, mem_idx base]: LayerReduce in place (mode 0 max, 1 mean)."""
+    T, nv = ins["num_ts"], ins["num_v"]
+    _check_ts(T)
+    if T % 2:
+        raise ShapeError(f"temporal {ins['name']} needs an even number of timesteps, got {T}")
+    if not 1 <= nv <= 255:
+        raise ShapeError(f"num_v = {nv}: must be in 1..255")
+    mode = {"maxp": C.LR_MAX, "meanp": C.LR_MEAN, "addp": C.LR_ADD}[ins["name"]]
+    return [_cfg("cfg_mmngr_gb_large", base_large_0=ins.get("base", 0), num_vector_0=nv),
+            _cfg("cfg_ly_reduce", is_valid=1, mode=mode, mem_idx=0, num_vector=nv, num_timestep=T),
+            {"name": "start", "op": 2}, {"name": "wait_irq"}]
+
+
+EXPANDERS = {"maxp": _expand_pool, "meanp": _expand_pool, "addp": _expand_pool}
+
+
+def tensor_to_ila(prog: list[dict], lib: dict) -> list[dict]:
+    """Lower tensor assembly to ILA assembly. ``lib`` maps tensor names to uint8 code arrays."""
+    out: list[dict] = []
+    for ins in prog:
+        name = ins["name"]
+        if name == "store_act":                    # [T, 16 num_v] -> GB large, tiled
+            x = np.asarray(lib[ins["tensor"]], dtype=np.uint8)
+            T, H = x.shape
+            nv = H // 16
+            base = ins["base"] * 16
+            if base + tiled_bytes(T, nv) > C.GB_LARGE_SIZE:
+                raise ShapeError(f"tensor {ins['tensor']!r} of shape {x.shape} does not fit the GB large buffer")
+            offs = tiled_offsets(T, nv)
+            for t in range(T):
+                for v in range(nv):
+                    out.append({"name": "write_v", "addr": C.GB_LARGE_BASE + base + int(offs[t, v, 0]),
+                                "data": _word(x[t, 16 * v:16 * v + 16])})
+        elif name == "store_small":                # flat bytes -> GB small buffer
+            x = np.asarray(lib[ins["tensor"]], dtype=np.uint8).ravel()
+            base = ins["base"] * 16
+            if base + x.size > C.GB_SMALL_SIZE:
+                raise ShapeError(f"tensor {ins['tensor']!r} ({x.size} bytes) overflows the 16 KiB GB small buffer")
+            for k in range(0, x.size, 16):
+                out.append({"name": "write_v", "addr": C.GB_SMALL_BASE + base + k, "data": _word(x[k:k + 16])})
+        elif name == "store_pe":                   # flat bytes -> PE weight buffer
+            x = np.asarray(lib[ins["tensor"]], dtype=np.uint8).ravel()
+            if x.size > C.PE_WEIGHT_SIZE:
+                raise ShapeError(f"PE {ins['pe']} weights ({x.size} bytes) overflow its {C.PE_WEIGHT_SIZE}-byte weight buffer")
+            for k in range(0, x.size, 16):
+                out.append({"name": "write_v", "addr": C.pe_base(ins["pe"]) + C.PE_WEIGHT_OFFSET + k,
+                            "data": _word(x[k:k + 16])})
+        elif name == "load_act":
+            T, nv, base = ins["num_ts"], ins["num_v"], ins["base"] * 16
+            offs = tiled_offsets(T, nv)
+            for t in range(T):
+                for v in range(nv):
+                    out.append({"name": "read_v", "addr": C.GB_LARGE_BASE + base + int(offs[t, v, 0])})
+        elif name == "cfg":                        # already ILA level
+            out.append({k: v for k, v in ins.items() if k != "name"} | {"name": ins["unit"]})
+        elif name in ("start", "wait_irq"):
+            out.append(dict(ins))
+        elif name in EXPANDERS:
+            out.extend(EXPANDERS[name](ins))
+        else:
+            raise ShapeError(f"unknown tensor-assembly instruction {name!r}")
+    return out
+
+
+# ----------------------------------------------------------------------------- level 2 -> 3
+_CFG = {
+    "cfg_mmngr_gb_large": (C.CFG_MEM_MNGR_LARGE, C.GB_FIELDS["mem_mngr_large"]),
+    "cfg_mmngr_gb_small": (C.CFG_MEM_MNGR_SMALL, C.GB_FIELDS["mem_mngr_small"]),
+    "cfg_ly_reduce": (C.CFG_LAYER_REDUCE, C.GB_FIELDS["layer_reduce"]),
+    "cfg_gb_ctrl": (C.CFG_GB_CONTROL, C.GB_FIELDS["gb_control"]),
+    "cfg_ly_norm": (C.CFG_LAYER_NORM, C.GB_FIELDS["layer_norm"]),
+    "cfg_zeropadding": (C.CFG_ZERO_PADDING, C.GB_FIELDS["zero_padding"]),
+    "cfg_attention": (C.CFG_ATTENTION, C.GB_FIELDS["attention"]),
+}
+_PE_CFG = {
+    "pe_cfg_rnn_layer_sizing": (C.PE_CFG_RNN_LAYER_SIZING, C.PE_FIELDS["rnn_layer_sizing"]),
+    "pe_cfg_mngr": (None, C.PE_FIELDS["mem_mngr"]),
+    "pe_cfg_act_mngr": (C.PE_CFG_ACT_MNGR, C.PE_FIELDS["act_mngr"]),
+}
+START_ADDR = {1: C.START_GB_CONTROL, 2: C.START_LAYER_REDUCE, 3: C.START_LAYER_NORM,
+              4: C.START_ZERO_PADDING, 5: C.START_ATTENTION}
+
+
+def ila_to_fragment(asm: list[dict]) -> dict:
+    """Lower ILA assembly to the program-fragment JSON object."""
+    frag = []
+    for ins in asm:
+        name = ins["name"]
+        fields = {k: v for k, v in ins.items() if k not in ("name", "pe", "mngr", "idx")}
+        if name == "write_v":
+            addr, data, mode = ins["addr"], ins["data"], "W"
+        elif name == "read_v":
+            addr, data, mode = ins["addr"], 0, "R"
+        elif name in _CFG:
+            addr, layout = _CFG[name]
+            data, mode = C.pack_fields(layout, fields), "W"
+        elif name in _PE_CFG:
+            off, layout = _PE_CFG[name]
+            off = C.PE_CFG_MEM_MNGR[ins["mngr"]] if off is None else off
+            addr, data, mode = C.pe_base(ins["pe"]) + off, C.pack_fields(layout, fields), "W"
+        elif name == "pe_cfg_act_v":
+            ops = list(ins["ops"]) + [0] * (16 - len(ins["ops"]))
+            addr, data, mode = C.pe_base(ins["pe"]) + C.PE_CFG_ACT_VECTOR[ins["idx"]], _word(ops), "W"
+        elif name == "start":
+            addr, data, mode = START_ADDR[ins["op"]], 1, "W"
+        elif name == "wait_irq":
+            addr, data, mode = 0, 0, "Q"
+        else:
+            raise ValueError(f"unknown ILA-assembly instruction {name!r}")
+        frag.append({"instr_No.": len(frag), "addr": f"0x{addr:08X}", "data": _hex(data), "mode": mode})
+    return {"program fragment": frag}
+
+
+def fragment_json(frag: dict) -> str:
+    return json.dumps(frag, indent=1)
+
+
+# ----------------------------------------------------------------------------- level 3 -> 4
+def fragment_to_mmio(frag: dict) -> list[dict]:
+    """Program fragment -> simulator commands. "Q" entries become ``{"wait_irq": True}``."""
+    cmds = []
+    for e in frag["program fragment"]:
+        mode = e["mode"]
+        if mode == "Q":
+            cmds.append({"wait_irq": True})
+            continue
+        digits = e["data"][2:].rjust(32, "0")
+        cmd = {"if_axi_wr": int(mode == "W"), "if_axi_rd": int(mode == "R"), "addr_in": int(e["addr"], 16)}
+        if mode == "W":
+            for k in range(16):
+                cmd[f"data_in_{k}"] = int(digits[30 - 2 * k:32 - 2 * k], 16)
+        elif mode != "R":
+            raise ValueError(f"program fragment entry {e['instr_No.']}: unknown mode {mode!r}")
+        cmds.append(cmd)
+    return cmds
+
+
+def assemble(prog: list[dict], lib: dict) -> tuple[dict, list[dict]]:
+    """Tensor assembly -> (program fragment, MMIO commands)."""
+    frag = ila_to_fragment(tensor_to_ila(prog, lib))
+    return frag, fragment_to_mmio(frag)

@@ -1,0 +1,244 @@
+"""GBControl (linear layer and LSTM through the four PEs): child ILAs for the GB-side sequencing,
+the PE core (MAC, bias) and the PE activation unit (micro-ops).
+
+Granularity (coarser than flexnlp-ila, same numerics): one child instruction moves one 16-byte
+vector to all four PEs, does one 16x16 MAC tile, one bias/shift/clamp of a 16-row output vector,
+or one activation micro-op on a 16-lane register. The four PEs run in lockstep (the driver
+configures them with identical sizes; loop bounds come from PE0's registers, addresses and
+biases from each PE's own registers).
+
+Child ``Child_GB_Control`` (state ``gb_control_child_state``):
+  PREP(0) t:=0 -> SEND(1): input vector v of timestep t (GB memory index mem_idx_1, tiled with
+  num_vector_1) -> every PE input buffer at base_input_1*16 + 16v; then, if is_rnn, SEND_H(2):
+  hidden vector v of timestep t-1 (mem_idx_2, num_vector_2; zeros at t = 0 when is_zero_first) ->
+  base_input_2*16 + 16v; then PE_START(3) -> WAIT(4) until the activation unit finishes and sets
+  NEXT(5): t += 1 -> SEND or DONE(6) (clear valid, raise the interrupt).
+Child ``PE_CORE_CHILD``: MAC: acc[l] := (j == 0 ? 0 : acc[l]) + sum_k ProductSum(W[o][j][l][k],
+  x[16j + k]) over input vectors j of manager 1 then (num_manager = 2) manager 2; BIAS: core_out
+  [16o + l] := RunBias(acc) (manager 1, with the bias byte when is_bias) or core_out + RunBias(acc)
+  (manager 2). Weight tile (o, j) of manager k starts at base_weight_k*16 + 256*(o*num_inputs_k + j),
+  row-major 16x16; bias bytes at base_bias_1*16 + 16*o.
+Child ``PE_ACT_CHILD``: runs the num_inst-op micro-program once per output group g < num_output:
+  LOAD A (act_buffer[buffer_base + 16g + l], zero at t = 0 when is_zero_first), STORE A, INPE A
+  (next core output vector), OUTGB A (Fixed2Adaptfloat with adpbias_out into GB mem_idx_2 at
+  timestep t, vector output_base + g), COPY/EADD/EMUL A,B, SIGM/TANH/RELU/ONEX A.
+"""
+from __future__ import annotations
+
+from ... import bv_const, ite, load, store
+from . import constants as C
+from .funcs import (FIXED2ADAPTFLOAT, PE_ACT_EADD, PE_ACT_EMUL, PE_ACT_ONEX, PE_ACT_RELU, PE_ACT_SIGMOID,
+                    PE_ACT_TANH, PE_CORE_ACCUM2ACT, PE_PRODUCT_SUM16)
+from .top import Flex, large_base, start_instr, tiled_addr, u32
+
+PREFIX = "gb_control"
+PREP, SEND, SEND_H, PE_START, WAIT, NEXT, DONE = range(7)
+
+
+def _c(v, w):
+    return bv_const(v, w)
+
+
+def build(f: Flex):
+    m = f.m
+    valid = f.new_bv(f"{PREFIX}_child_valid", 1)
+    state = f.new_bv(f"{PREFIX}_child_state", 4)
+    start_instr(f, "GB_CONTROL_START", C.START_GB_CONTROL, f[f"{PREFIX}_is_valid"], valid, state, PREP)
+    core_valid = f.new_bv("pe_core_child_valid", 1)
+    act_valid = f.new_bv("pe_act_child_valid", 1)
+    cfg = {k: f[f"{PREFIX}_{k}"] for k in ("is_rnn", "mem_idx_1", "mem_idx_2", "num_vector_1",
+                                            "num_vector_2", "num_timestep")}
+
+    # ------------------------------------------------------------------ GB side
+    g = m.new_child("Child_GB_Control")
+    g.set_valid(valid.eq(1))
+    t = f.new_bv(f"{PREFIX}_ts_cntr", 16, g)
+    v = f.new_bv(f"{PREFIX}_v_cntr", 8, g)
+    big = f["gb_core_large_buffer"]
+    first = t.eq(0) & f["pe0_rnn_layer_sizing_is_zero_first"].eq(1)
+
+    i = g.new_instr("gb_control_prep")
+    i.set_decode(state.eq(PREP))
+    i.set_update(t, _c(0, 16))
+    i.set_update(v, _c(0, 8))
+    i.set_update(state, _c(SEND, 4))
+
+    def send(name, code, mem_idx, nv, ts, mngr, zero):
+        ins = g.new_instr(name)
+        ins.set_decode(state.eq(code))
+        src = tiled_addr(large_base(f, mem_idx), ts, v, nv)
+        for p in range(C.NUM_PE):
+            buf = f[f"pe{p}_input_buffer"]
+            dst = (u32(f[f"pe{p}_mem_mngr_{mngr}_base_input"]) << 4) + (u32(v) << 4)
+            new = buf
+            for k in range(C.VEC):
+                byte = load(big, src + k)
+                new = store(new, dst + k, byte if zero is None else ite(zero, _c(0, 8), byte))
+            ins.set_update(buf, new)
+        last = (v + 1).eq(nv)
+        ins.set_update(v, ite(last, _c(0, 8), v + 1))
+        return ins, last
+
+    ins, last = send("gb_control_send", SEND, cfg["mem_idx_1"], cfg["num_vector_1"], t, 1, None)
+    ins.set_update(state, ite(last, ite(cfg["is_rnn"].eq(1), _c(SEND_H, 4), _c(PE_START, 4)), _c(SEND, 4)))
+    ins, last = send("gb_control_send_h", SEND_H, cfg["mem_idx_2"], cfg["num_vector_2"], t - 1, 2, first)
+    ins.set_update(state, ite(last, _c(PE_START, 4), _c(SEND_H, 4)))
+
+    core_state = f.new_bv("pe_core_state", 1)
+    o, j, mngr = f.new_bv("pe_core_o_cntr", 8), f.new_bv("pe_core_j_cntr", 8), f.new_bv("pe_core_mngr", 1)
+    i = g.new_instr("gb_control_pe_start")
+    i.set_decode(state.eq(PE_START))
+    i.set_update(core_valid, _c(1, 1))
+    i.set_update(core_state, _c(0, 1))
+    i.set_update(o, _c(0, 8))
+    i.set_update(j, _c(0, 8))
+    i.set_update(mngr, _c(0, 1))
+    i.set_update(state, _c(WAIT, 4))
+
+    i = g.new_instr("gb_control_next")
+    i.set_decode(state.eq(NEXT))
+    i.set_update(t, t + 1)
+    i.set_update(state, ite((t + 1).eq(cfg["num_timestep"]), _c(DONE, 4), _c(SEND, 4)))
+
+    i = g.new_instr("gb_control_done")
+    i.set_decode(state.eq(DONE))
+    i.set_update(valid, _c(0, 1))
+    i.set_update(f["top_interrupt_request"], _c(1, 1))
+
+    _build_core(f, core_valid, core_state, o, j, mngr, act_valid)
+    _build_act(f, act_valid, state, t, cfg, first)
+
+
+def _mngr(f, p, mngr, field):
+    a, b = f[f"pe{p}_mem_mngr_1_{field}"], f[f"pe{p}_mem_mngr_2_{field}"]
+    return ite(mngr.eq(0), a, b)
+
+
+def _build_core(f: Flex, core_valid, core_state, o, j, mngr, act_valid):
+    c = f.m.new_child("PE_CORE_CHILD")
+    c.set_valid(core_valid.eq(1))
+    nin = _mngr(f, 0, mngr, "num_inputs")
+
+    i = c.new_instr("pe_core_mac")
+    i.set_decode(core_state.eq(0))
+    for p in range(C.NUM_PE):
+        wbuf, ibuf, acc = f[f"pe{p}_weight_buffer"], f[f"pe{p}_input_buffer"], f[f"pe{p}_accum"]
+        n_p = _mngr(f, p, mngr, "num_inputs")
+        wbase = (u32(_mngr(f, p, mngr, "base_weight")) << 4) + ((u32(o) * u32(n_p) + u32(j)) << 8)
+        ibase = (u32(_mngr(f, p, mngr, "base_input")) << 4) + (u32(j) << 4)
+        xs = [load(ibuf, ibase + k) for k in range(C.VEC)]
+        new = acc
+        for lane in range(C.VEC):
+            ws = [load(wbuf, wbase + (16 * lane + k)) for k in range(C.VEC)]
+            prev = ite(j.eq(0), _c(0, 32), load(acc, _c(lane, 8)))
+            new = store(new, _c(lane, 8), prev + PE_PRODUCT_SUM16(*ws, *xs))
+        i.set_update(acc, new)
+    last_j = (j + 1).eq(nin)
+    i.set_update(j, ite(last_j, _c(0, 8), j + 1))
+    i.set_update(core_state, ite(last_j, _c(1, 1), _c(0, 1)))
+
+    i = c.new_instr("pe_core_bias")
+    i.set_decode(core_state.eq(1))
+    for p in range(C.NUM_PE):
+        acc, out, wbuf = f[f"pe{p}_accum"], f[f"pe{p}_core_out"], f[f"pe{p}_weight_buffer"]
+        rs, m1 = f"pe{p}_rnn_layer_sizing", f"pe{p}_mem_mngr_1"
+        bias_base = (u32(f[f"{m1}_base_bias"]) << 4) + (u32(o) << 4)
+        obase = u32(o) << 4
+        new = out
+        for lane in range(C.VEC):
+            a = load(acc, _c(lane, 8))
+            r1 = PE_CORE_ACCUM2ACT(a, load(wbuf, bias_base + lane), f[f"{m1}_adpbias_weight"],
+                                   f[f"{m1}_adpbias_input"], f[f"{m1}_adpbias_bias"], f[f"{rs}_is_bias"])
+            r2 = PE_CORE_ACCUM2ACT(a, _c(0, 8), f[f"pe{p}_mem_mngr_2_adpbias_weight"],
+                                   f[f"pe{p}_mem_mngr_2_adpbias_input"], _c(0, 3), _c(0, 1))
+            new = store(new, obase + lane, ite(mngr.eq(0), r1, PE_ACT_EADD(load(out, obase + lane), r2)))
+        i.set_update(out, new)
+    second = mngr.eq(0) & f["pe0_rnn_layer_sizing_num_manager"].eq(2)
+    last_o = (o + 1).eq(f["pe0_rnn_layer_sizing_num_output"])
+    done = ~second & last_o
+    i.set_update(mngr, ite(second, _c(1, 1), _c(0, 1)))
+    i.set_update(o, ite(second, o, ite(last_o, _c(0, 8), o + 1)))
+    i.set_update(core_state, _c(0, 1))
+    i.set_update(core_valid, ite(done, _c(0, 1), _c(1, 1)))
+    i.set_update(act_valid, ite(done, _c(1, 1), _c(0, 1)))
+
+
+def _build_act(f: Flex, act_valid, gb_state, t, cfg, first):
+    c = f.m.new_child("PE_ACT_CHILD")
+    c.set_valid(act_valid.eq(1))
+    pc, grp, cur = f.new_bv("pe_act_pc", 5, c), f.new_bv("pe_act_group", 8, c), f.new_bv("pe_act_cursor", 8, c)
+    inst = f["pe0_act_inst_0"]
+    for k in range(1, 32):
+        inst = ite(pc.eq(k), f[f"pe0_act_inst_{k}"], inst)
+    opcode, ra, rb = inst[7:4], inst[3:2], inst[1:0]
+    am0 = "pe0_act_mngr"
+    end_prog = (pc + 1).eq(f[f"{am0}_num_inst"])
+    end_all = end_prog & (grp + 1).eq(f[f"{am0}_num_output"])
+
+    def advance(ins, cursor_next=None):
+        ins.set_update(pc, ite(end_prog, _c(0, 5), pc + 1))
+        ins.set_update(grp, ite(end_prog, ite(end_all, _c(0, 8), grp + 1), grp))
+        ins.set_update(cur, ite(end_all, _c(0, 8), cur if cursor_next is None else cursor_next))
+        ins.set_update(act_valid, ite(end_all, _c(0, 1), _c(1, 1)))
+        ins.set_update(gb_state, ite(end_all, _c(NEXT, 4), gb_state))
+
+    def reg_addr(r, lane):
+        return (r.zext(8) << 4) + lane
+
+    def lanes(p, fn):
+        regs = f[f"pe{p}_act_regs"]
+        new = regs
+        for lane in range(C.VEC):
+            new = store(new, reg_addr(ra, lane), fn(regs, lane))
+        return regs, new
+
+    def op(name, code, fn, cursor_next=None):
+        ins = c.new_instr(f"pe_act_op_{name}")
+        ins.set_decode(opcode.eq(code))
+        for p in range(C.NUM_PE):
+            regs, new = lanes(p, lambda regs, lane, p=p: fn(p, regs, lane))
+            ins.set_update(regs, new)
+        advance(ins, cursor_next)
+        return ins
+
+    def A(regs, lane):
+        return load(regs, reg_addr(ra, lane))
+
+    def B(regs, lane):
+        return load(regs, reg_addr(rb, lane))
+
+    def buf_addr(p, lane):
+        return u32(f[f"pe{p}_act_mngr_buffer_base"]) + (u32(grp) << 4) + lane
+
+    zero_first = first & f[f"{am0}_is_zero_first"].eq(1)
+    op("load", C.ACT_LOAD, lambda p, r, l: ite(zero_first, _c(0, 20), load(f[f"pe{p}_act_buffer"], buf_addr(p, l))))
+    op("inpe", C.ACT_INPE, lambda p, r, l: load(f[f"pe{p}_core_out"], (u32(cur) << 4) + l), cursor_next=cur + 1)
+    op("copy", C.ACT_COPY, lambda p, r, l: B(r, l))
+    op("eadd", C.ACT_EADD, lambda p, r, l: PE_ACT_EADD(A(r, l), B(r, l)))
+    op("emul", C.ACT_EMUL, lambda p, r, l: PE_ACT_EMUL(A(r, l), B(r, l)))
+    for name, code, fn in (("sigm", C.ACT_SIGM, PE_ACT_SIGMOID), ("tanh", C.ACT_TANH, PE_ACT_TANH),
+                           ("relu", C.ACT_RELU, PE_ACT_RELU), ("onex", C.ACT_ONEX, PE_ACT_ONEX)):
+        op(name, code, lambda p, r, l, fn=fn: fn(A(r, l)))
+
+    ins = c.new_instr("pe_act_op_store")
+    ins.set_decode(opcode.eq(C.ACT_STORE))
+    for p in range(C.NUM_PE):
+        regs, buf = f[f"pe{p}_act_regs"], f[f"pe{p}_act_buffer"]
+        new = buf
+        for lane in range(C.VEC):
+            new = store(new, buf_addr(p, lane), A(regs, lane))
+        ins.set_update(buf, new)
+    advance(ins)
+
+    ins = c.new_instr("pe_act_op_outgb")
+    ins.set_decode(opcode.eq(C.ACT_OUTGB))
+    big = f["gb_core_large_buffer"]
+    gbase = large_base(f, cfg["mem_idx_2"])
+    new = big
+    for p in range(C.NUM_PE):
+        regs = f[f"pe{p}_act_regs"]
+        dst = tiled_addr(gbase, t, f[f"pe{p}_act_mngr_output_base"][7:0] + grp, cfg["num_vector_2"])
+        for lane in range(C.VEC):
+            new = store(new, dst + lane, FIXED2ADAPTFLOAT(A(regs, lane), f[f"pe{p}_act_mngr_adpbias_out"]))
+    ins.set_update(big, new)
+    advance(ins)

@@ -1,0 +1,104 @@
+"""What an IR-accelerator mapping is: data, the unit of trust (paper §2.1.3).
+
+A :class:`Mapping` names an accelerator operation (``accelerator.operation``) and holds
+
+* the IR pattern as the compiler matches it (an S-expression over Relay operators);
+* the compiler-IR ILA fragment: the commands for :func:`ila.models.relay.relay_ila` that place the
+  operands and run the IR operator(s), for given shapes;
+* a generator of the accelerator ILA fragment: the exact MMIO command stream the code generator
+  emits, for given shapes (with the operand data in it);
+* the refinement map: which accelerator memory address holds each IR tensor element, for the
+  inputs and for the outputs;
+* the shape side conditions (named, so a refusal can name the violated one);
+* a numeric tolerance on the Frobenius relative error when custom numerics make results inexact
+  (0 for exact mappings);
+* runners: the float32 (or int) reference of the IR semantics and the end-to-end accelerator run
+  through the assembler and the ILA simulator, used by ``verify.mapping --method sim|fuzz``.
+
+Mappings never import solvers; ``verify/`` checks them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping as TMapping
+
+import numpy as np
+
+
+class MappingError(ValueError):
+    """Bad use of a mapping: unknown name, a shape violating a side condition, malformed input."""
+
+
+@dataclass(frozen=True)
+class SideCondition:
+    """A named predicate on shapes (dict of dimension name -> int)."""
+    name: str
+    check: Callable[[dict], bool]
+    text: str
+
+    def holds(self, shape: dict) -> bool:
+        try:
+            return bool(self.check(shape))
+        except (KeyError, TypeError, ZeroDivisionError):
+            return False
+
+
+@dataclass(frozen=True)
+class Mapping:
+    name: str
+    ir_pattern: str
+    description: str
+    shape_dims: tuple[str, ...]
+    default_shape: dict
+    side_conditions: tuple[SideCondition, ...]
+    tolerance: float
+    random_inputs: Callable[[dict, np.random.Generator], dict]
+    reference: Callable[[dict, dict], np.ndarray]
+    run_accelerator: Callable[[dict, dict], np.ndarray]
+    shape_strategy: Callable[[], Any] | None = None          # hypothesis strategy of valid shapes
+    edge_inputs: Callable[[dict, np.random.Generator], list[dict]] | None = None
+    extras: TMapping[str, Any] = field(default_factory=dict)  # proof artefacts (fragments, maps, invariants)
+
+    @property
+    def accelerator(self) -> str:
+        return self.name.split(".")[0]
+
+    def check_shape(self, shape: dict) -> None:
+        """Raise MappingError naming the first violated side condition (or a missing dimension)."""
+        missing = [d for d in self.shape_dims if d not in shape]
+        if missing:
+            raise MappingError(f"{self.name}: shape lacks dimension(s) {missing}; expected {self.shape_dims}")
+        for c in self.side_conditions:
+            if not c.holds(shape):
+                raise MappingError(f"{self.name}: shape {format_shape(shape)} violates side condition "
+                                   f"{c.name!r}: {c.text}")
+
+    def parse_shape(self, text: str) -> dict:
+        """Parse 'AxBxC' into this mapping's dimensions, in order."""
+        try:
+            vals = [int(v) for v in text.lower().split("x")]
+        except ValueError:
+            raise MappingError(f"{self.name}: shape {text!r} is not of the form " + "x".join(self.shape_dims)) from None
+        if len(vals) != len(self.shape_dims):
+            raise MappingError(f"{self.name}: shape {text!r} needs {len(self.shape_dims)} dimensions "
+                               f"({'x'.join(self.shape_dims)})")
+        shape = dict(zip(self.shape_dims, vals))
+        self.check_shape(shape)
+        return shape
+
+
+def format_shape(shape: dict) -> str:
+    return "x".join(str(v) for v in shape.values())
+
+
+def frobenius_relative_error(ref: np.ndarray, acc: np.ndarray) -> float:
+    """‖ref − acc‖_F / ‖ref‖_F (0 when both are zero; inf when only ref is zero)."""
+    ref = np.asarray(ref, dtype=np.float64)
+    acc = np.asarray(acc, dtype=np.float64)
+    if ref.shape != acc.shape:
+        raise MappingError(f"result shape {acc.shape} differs from the reference shape {ref.shape}")
+    num = np.linalg.norm(ref - acc)
+    den = np.linalg.norm(ref)
+    if den == 0:
+        return 0.0 if num == 0 else float("inf")
+    return float(num / den)

@@ -1,0 +1,41 @@
+"""Registry of IR-accelerator mappings by dotted name (``accelerator.operation``).
+
+A mapping is registered by listing its module here; each module exports ``MAPPING``. The test
+suite is parametrised over this registry, so a registered mapping is tested by being registered.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+
+from .base import Mapping, MappingError
+
+MODULES: dict[str, str] = {
+    # name -> module exporting MAPPING
+}
+
+
+def names() -> list[str]:
+    return sorted(MODULES)
+
+
+def get(name: str) -> Mapping:
+    """The mapping called ``name``; MappingError listing close matches when there is none."""
+    if name not in MODULES:
+        close = difflib.get_close_matches(name, names(), n=4, cutoff=0.4)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(names()) or 'none'}"
+        raise MappingError(f"unknown mapping {name!r}{hint}")
+    mod = importlib.import_module(MODULES[name])
+    m = mod.MAPPING
+    if m.name != name:
+        raise MappingError(f"module {MODULES[name]} registers {m.name!r}, not {name!r}")
+    return m
+
+
+def all_mappings() -> list[Mapping]:
+    return [get(n) for n in names()]
+
+
+def register(name: str, module: str) -> None:
+    """Register a mapping module at run time (used by tests for deliberately broken variants)."""
+    MODULES[name] = module

@@ -1,0 +1,127 @@
+"""The two program fragments of a mapping, ready for proof (VT2 of the paper, §2.3.1).
+
+A :class:`ProofSetup` pairs the compiler-IR ILA with its command stream and the accelerator ILA
+with its MMIO command stream, for one shape. Input data are shared symbolic variables: the IR
+fragment stores symbol ``d[k]`` at IR address ``a_ir(k)`` and the accelerator fragment stores the
+same symbol at ``a_acc(k)`` — the refinement map on inputs. Outputs are pairs of (IR address,
+accelerator address) to compare — the refinement map on outputs. ``axioms`` relate the
+uninterpreted functions of the two sides (the paper's abstract data types).
+
+Both sides are executed symbolically from the real ILA models (:func:`ila.unroll.execute`:
+concrete control, symbolic data); nothing here re-states their semantics.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from ila import Ila
+from ila.expr import Expr, FuncRef, bv_const
+from ila.unroll import Unrolled, execute
+
+
+@dataclass
+class Side:
+    ila: Ila
+    commands: list[dict]            # inputs per command; data values may be symbolic Exprs
+    memory: str                     # the memory state holding the tensors
+    init: dict = field(default_factory=dict)
+
+
+@dataclass
+class ProofSetup:
+    ir: Side
+    acc: Side
+    data: list[Expr]                # the symbolic input elements (shared by both sides)
+    outputs: list[tuple[int, int]]  # (IR address, accelerator address) pairs to compare
+    axioms: list[Callable[[list[Expr]], list[Expr]]] = field(default_factory=list)
+    funcs: list[FuncRef] = field(default_factory=list)   # UFs whose bodies a replay may override
+    describe_output: Callable[[int], str] = lambda k: f"output {k}"
+
+
+@dataclass
+class Executed:
+    ir: Unrolled
+    acc: Unrolled
+    ir_out: list[Expr]
+    acc_out: list[Expr]
+
+
+def reset_state(ila: Ila) -> dict:
+    """The simulator's reset values of the scalar states (0, false, or the model's init
+    constants); memories are left out, so they stay symbolic."""
+    out = {}
+    for v in ila.all_states():
+        if v.sort.is_mem:
+            continue
+        out[v.name] = False if v.sort.is_bool else 0
+    for sub in ila.walk():
+        for c in sub.inits:
+            a, b = (c.args + (None, None))[:2] if c.args else (None, None)
+            if c.op.name == "EQ" and a is not None and a.op.name == "VAR" and b.op.name == "CONST" and not a.sort.is_mem:
+                out[a.name] = b.payload
+    return out
+
+
+def execute_setup(ps: ProofSetup) -> Executed:
+    """Symbolically execute both fragments from reset (memories symbolic); return the output
+    cells of each side."""
+    u_ir = execute(ps.ir.ila, ps.ir.commands, init={**reset_state(ps.ir.ila), **ps.ir.init}, prefix="ir.")
+    u_acc = execute(ps.acc.ila, ps.acc.commands, init={**reset_state(ps.acc.ila), **ps.acc.init}, prefix="acc.")
+    mi, ma = u_ir.final[ps.ir.memory], u_acc.final[ps.acc.memory]
+    from ila.simplify import Rewriter
+    rw_i, rw_a = Rewriter(), Rewriter()
+    aw_i, aw_a = mi.sort.addr_width, ma.sort.addr_width
+    ir_out = [rw_i.load(mi, bv_const(a, aw_i)) for a, _ in ps.outputs]
+    acc_out = [rw_a.load(ma, bv_const(b, aw_a)) for _, b in ps.outputs]
+    return Executed(u_ir, u_acc, ir_out, acc_out)
+
+
+@contextmanager
+def overridden_bodies(table: dict[FuncRef, dict[tuple, int]]):
+    """Temporarily make each FuncRef's numpy body answer from ``table`` (argument tuple -> value),
+    falling back to its own body: used to replay a counterexample found with uninterpreted
+    functions under the solver's interpretation of them."""
+    import numpy as np
+    saved = {f: f.body for f in table}
+
+    def make(f, entries, orig):
+        def body(*args):
+            arrs = [np.asarray(a) for a in args]
+            shape = np.broadcast(*arrs).shape
+            flat = [np.broadcast_to(a, shape).ravel() for a in arrs]
+            out = []
+            for vals in zip(*flat):
+                key = tuple(int(v) for v in vals)
+                if key in entries:
+                    out.append(entries[key])
+                elif orig is not None:
+                    out.append(int(orig(*[np.asarray(v, dtype=np.uint64) for v in key])))
+                else:
+                    out.append(0)
+            return np.array(out, dtype=np.uint64).reshape(shape)
+        return body
+    try:
+        for f, entries in table.items():
+            f.body = make(f, entries, saved[f])
+        yield
+    finally:
+        for f, b in saved.items():
+            f.body = b
+
+
+def symbolic_data(n: int, width: int, prefix: str = "d") -> list[Expr]:
+    from ila.unroll import symbol
+    from ila.sorts import BvSort
+    return [symbol(f"{prefix}{k}", BvSort(width)) for k in range(n)]
+
+
+def commands_with(commands: Sequence[dict], data: dict[int, Expr]) -> list[dict]:
+    """Copy ``commands`` replacing placeholder values by data symbols (helper for generators)."""
+    return [{k: (data[v.index] if isinstance(v, Placeholder) else v) for k, v in c.items()} for c in commands]
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    index: int
