@@ -19,6 +19,11 @@ from ...numerics import adaptivfloat as af
 B1, B3, B8, B16, B20, B24, B32 = (BvSort(w) for w in (1, 3, 8, 16, 20, 24, 32))
 
 
+def _stack(args):
+    """Stack argument arrays (0-d scalars and 1-d lane arrays mixed) along a new axis 0."""
+    return np.stack(np.broadcast_arrays(*[np.asarray(a) for a in args]))
+
+
 def _s(x, w):
     return af.from_unsigned(x, w)
 
@@ -70,8 +75,7 @@ GB_ADPFLOAT_ADD = FuncRef(
 
 # ----------------------------------------------------------------------------- PE core
 def _dot16(*args):
-    w = np.stack([np.asarray(a) for a in args[:16]])
-    x = np.stack([np.asarray(a) for a in args[16:32]])
+    w, x = np.split(_stack(args[:32]), 2)
     return _u(af.wrap_signed(af.product(w, x).sum(axis=0), af.ACCUM_W), af.ACCUM_W)
 
 
@@ -116,12 +120,12 @@ FIXED2ADAPTFLOAT = FuncRef("Fixed2Adaptfloat", B8, [B20, B3],
 
 # ----------------------------------------------------------------------------- layer norm
 def _ln_sum16(s, *args):
-    codes, bias = np.stack([np.asarray(a) for a in args[:16]]), args[16]
+    codes, bias = _stack(args[:16]), args[16]
     return _u(af.wrap_signed(_s(s, 24) + af.to_act(codes, bias).sum(axis=0), 24), 24)
 
 
 def _ln_sqsum16(s, *args):
-    codes, bias, mean = np.stack([np.asarray(a) for a in args[:16]]), args[16], _s(args[17], 20)
+    codes, bias, mean = _stack(args[:16]), args[16], _s(args[17], 20)
     d = af.wrap_signed(af.to_act(codes, bias) - mean, 20)                 # ActSignedMinus
     return _u(af.wrap_signed(_s(s, 24) + af.act_mul(d, d).sum(axis=0), 24), 24)
 
@@ -154,8 +158,7 @@ GB_NORM_OUT = FuncRef("GBNormOut", B8, [B8, B3, B20, B20, B8, B3, B8, B3, B3], b
 
 # ----------------------------------------------------------------------------- attention
 def _att_dot16(acc, *args):
-    e = np.stack([np.asarray(a) for a in args[:16]])
-    d = np.stack([np.asarray(a) for a in args[16:32]])
+    e, d = np.split(_stack(args[:32]), 2)
     b1, b2 = args[32], args[33]
     p = af.to_fixed(e, b1, 32, af.ATT_F) * af.to_fixed(d, b2, 32, af.ATT_F) >> af.ATT_F
     return _u(af.wrap_signed(_s(acc, 32) + p.sum(axis=0), 32), 32)

@@ -81,7 +81,8 @@ def build(f: Flex):
 
     ins, last = send("gb_control_send", SEND, cfg["mem_idx_1"], cfg["num_vector_1"], t, 1, None)
     ins.set_update(state, ite(last, ite(cfg["is_rnn"].eq(1), _c(SEND_H, 4), _c(PE_START, 4)), _c(SEND, 4)))
-    ins, last = send("gb_control_send_h", SEND_H, cfg["mem_idx_2"], cfg["num_vector_2"], t - 1, 2, first)
+    prev_t = ite(t.eq(0), _c(0, 16), t - 1)          # (no load beyond the buffer at t = 0)
+    ins, last = send("gb_control_send_h", SEND_H, cfg["mem_idx_2"], cfg["num_vector_2"], prev_t, 2, first)
     ins.set_update(state, ite(last, _c(PE_START, 4), _c(SEND_H, 4)))
 
     core_state = f.new_bv("pe_core_state", 1)

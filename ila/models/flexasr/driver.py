@@ -1,0 +1,197 @@
+"""End-to-end FlexASR operations: float32 tensors -> AdaptivFloat quantisation -> tensor assembly ->
+program fragment -> MMIO commands -> ILA simulator -> read back -> float32.
+
+Exponent biases (the 3-bit registers) are chosen on the host from max|x| of every input tensor
+(:func:`~ila.numerics.adaptivfloat.choose_bias_reg`). The accelerator also needs the bias of its
+*outputs* before running; like the 3LA drivers we pick it from a float32 evaluation of the
+operation on the host (an ``out_bias`` argument overrides it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...errors import SimulationError
+from ...numerics import adaptivfloat as af
+from ...sim import Simulator
+from .. import flexasr_reference as ref
+from . import constants as C
+from . import programs  # noqa: F401  (registers the expanders)
+from .assembler import ShapeError, _check_hidden, _check_ts, _Alloc, assemble, tiled_bytes
+
+
+class FlexASRError(RuntimeError):
+    """A program the FlexASR model rejects at run time (e.g. an unmapped MMIO address)."""
+
+
+@dataclass
+class Result:
+    out: np.ndarray                  # float32 result read back
+    codes: np.ndarray                # AdaptivFloat codes read back
+    bias_reg: int                    # bias register of the result
+    fragment: dict                   # the program fragment that ran
+    inputs: dict = field(default_factory=dict)   # name -> (codes, bias_reg) of quantised inputs
+    child_steps: int = 0
+
+
+class Runner:
+    """A simulator of the FlexASR model executing MMIO command streams."""
+
+    def __init__(self, model=None):
+        from . import shared_model
+        self.model = model or shared_model()
+        self.sim = Simulator(self.model)
+
+    def execute(self, cmds: list[dict]) -> list[np.ndarray]:
+        """Run commands; return the 16 data bytes of every read. ``wait_irq`` checks the interrupt."""
+        reads = []
+        sim = self.sim
+        for n, cmd in enumerate(cmds):
+            if cmd.get("wait_irq"):
+                if sim.state["top_interrupt_request"] != 1:
+                    raise FlexASRError(f"command {n}: waiting for the interrupt, but the operation did not finish")
+                continue
+            try:
+                sim.step(cmd)
+            except SimulationError as e:
+                a = cmd.get("addr_in", 0)
+                kind = "write to" if cmd.get("if_axi_wr") else "read from"
+                if "no instruction" in str(e):
+                    raise FlexASRError(f"command {n}: MMIO {kind} unmapped address {a:#010x} "
+                                       f"(no FlexASR instruction decodes it)") from e
+                raise
+            if cmd.get("if_axi_rd"):
+                reads.append(np.array([sim.state[f"data_out_{k}"] for k in range(16)], dtype=np.uint8))
+        return reads
+
+    def run(self, prog, lib) -> tuple[dict, list[np.ndarray]]:
+        frag, cmds = assemble(prog, lib)
+        before = self.sim.child_steps
+        reads = self.execute(cmds)
+        self.last_child_steps = self.sim.child_steps - before
+        return frag, reads
+
+
+_RUNNER: Runner | None = None
+
+
+def runner() -> Runner:
+    global _RUNNER
+    if _RUNNER is None:
+        _RUNNER = Runner()
+    return _RUNNER
+
+
+def _q(x, bias=None):
+    codes, br = af.quantize(np.asarray(x, dtype=np.float32), bias)
+    return codes, br
+
+
+def _readback(reads, T, nv):
+    return np.concatenate(reads).reshape(T, nv * 16)
+
+
+def _finish(r: Runner, frag, reads, T, nv, br, inputs) -> Result:
+    codes = _readback(reads, T, nv)
+    return Result(af.dequantize(codes, br), codes, br, frag, inputs, r.last_child_steps)
+
+
+# ----------------------------------------------------------------------------- pooling
+def run_pool(x, mode: str = "max", *, codes=None, bias_reg=None, r: Runner | None = None) -> Result:
+    """Temporal max/mean pooling, window (2,1) stride (2,1), over x[T, H]. ``codes``/``bias_reg``
+    give already-quantised input."""
+    r = r or runner()
+    if codes is None:
+        x = np.asarray(x, dtype=np.float32)
+        if x.ndim != 2:
+            raise ShapeError(f"pooling takes a [timesteps, hidden] tensor, got shape {x.shape}")
+        codes, bias_reg = _q(x, bias_reg)
+    T, H = codes.shape
+    _check_hidden(H, "hidden size")
+    _check_ts(T)
+    nv = H // 16
+    if T % 2:
+        raise ShapeError(f"temporal {mode}pool needs an even number of timesteps, got {T}")
+    if tiled_bytes(T, nv) > C.GB_LARGE_SIZE:
+        raise ShapeError(f"a [{T}, {H}] tensor needs {tiled_bytes(T, nv)} bytes: the 1 MiB GB large buffer overflows")
+    prog = [{"name": "store_act", "tensor": "x", "base": 0},
+            {"name": {"max": "maxp", "mean": "meanp"}[mode], "num_ts": T, "num_v": nv, "base": 0},
+            {"name": "load_act", "num_ts": T // 2, "num_v": nv, "base": 0}]
+    frag, reads = r.run(prog, {"x": codes})
+    return _finish(r, frag, reads, T // 2, nv, bias_reg, {"x": (codes, bias_reg)})
+
+
+# ----------------------------------------------------------------------------- PE operations
+def _gb_two(T, nvi, nvo):
+    al = _Alloc()
+    al.add(tiled_bytes(T, nvi), "input tensor")
+    al.add(tiled_bytes(T, nvo), "output tensor")
+    return al.bases
+
+
+def run_linear(x, w, b=None, *, out_bias=None, r: Runner | None = None) -> Result:
+    """y[T, O] = x[T, I] @ w[O, I].T + b on the PEs."""
+    r = r or runner()
+    x, w = np.asarray(x, np.float32), np.asarray(w, np.float32)
+    if x.ndim != 2 or w.ndim != 2 or x.shape[1] != w.shape[1]:
+        raise ShapeError(f"linear layer needs x[T, I] and w[O, I], got {x.shape} and {w.shape}")
+    T, I = x.shape
+    O = w.shape[0]
+    _check_hidden(I, "input size")
+    _check_hidden(O, "output size")
+    _check_ts(T)
+    xq, bx = _q(x)
+    wq, bw = _q(w)
+    bq, bb = _q(b) if b is not None else (None, 0)
+    if out_bias is None:
+        out_bias, _ = af.choose_bias_reg(ref.linear_layer(x, w, b))
+    base_in, base_out = _gb_two(T, I // 16, O // 16)
+    from .programs import linear_pe_images
+    if O // 16 % C.NUM_PE:
+        raise ShapeError(f"linear-layer output size = {O}: its {O // 16} vectors must split evenly over the 4 PEs "
+                         f"(a multiple of 64 values)")
+    imgs = linear_pe_images(wq, bq)
+    lib = {"x": xq} | {f"w{p}": imgs[p] for p in range(C.NUM_PE)}
+    prog = [{"name": "store_pe", "pe": p, "tensor": f"w{p}"} for p in range(C.NUM_PE)]
+    prog += [{"name": "store_act", "tensor": "x", "base": base_in},
+             {"name": "linear_layer", "num_ts": T, "num_v_in": I // 16, "num_v_out": O // 16,
+              "is_bias": int(b is not None), "adpbias_wgt": bw, "adpbias_inp": bx, "adpbias_bias": bb,
+              "adpbias_out": out_bias, "base_in": base_in, "base_out": base_out},
+             {"name": "load_act", "num_ts": T, "num_v": O // 16, "base": base_out}]
+    frag, reads = r.run(prog, lib)
+    return _finish(r, frag, reads, T, O // 16, out_bias, {"x": (xq, bx), "w": (wq, bw), "b": (bq, bb)})
+
+
+def run_lstm(x, w_ih, w_hh, b=None, *, out_bias=None, r: Runner | None = None) -> Result:
+    """One LSTM layer (PyTorch gate order in the weights, zero initial state) on the PEs."""
+    r = r or runner()
+    x, w_ih, w_hh = (np.asarray(a, np.float32) for a in (x, w_ih, w_hh))
+    T, I = x.shape
+    H = w_hh.shape[1]
+    if w_ih.shape != (4 * H, I) or w_hh.shape != (4 * H, H):
+        raise ShapeError(f"LSTM needs w_ih[4H, I] and w_hh[4H, H], got {w_ih.shape} and {w_hh.shape}")
+    _check_hidden(I, "input size")
+    _check_hidden(H, "hidden size")
+    _check_ts(T)
+    if H // 16 % C.NUM_PE:
+        raise ShapeError(f"LSTM hidden size = {H}: its {H // 16} vectors must split evenly over the 4 PEs "
+                         f"(a multiple of 64 values)")
+    xq, bx = _q(x)
+    wiq, bwi = _q(w_ih)
+    whq, bwh = _q(w_hh)
+    bq, bb = _q(b) if b is not None else (None, 0)
+    if out_bias is None:
+        out_bias, _ = af.choose_bias_reg(ref.lstm_layer(x, w_ih, w_hh, b))
+    base_in, base_out = _gb_two(T, I // 16, H // 16)
+    from .programs import lstm_pe_images
+    imgs = lstm_pe_images(wiq, whq, bq)
+    lib = {"x": xq} | {f"w{p}": imgs[p] for p in range(C.NUM_PE)}
+    prog = [{"name": "store_pe", "pe": p, "tensor": f"w{p}"} for p in range(C.NUM_PE)]
+    prog += [{"name": "store_act", "tensor": "x", "base": base_in},
+             {"name": "lstm_layer", "num_ts": T, "num_v_in": I // 16, "num_v_out": H // 16,
+              "is_bias": int(b is not None), "adpbias_wgt_i": bwi, "adpbias_wgt_h": bwh, "adpbias_inp": bx,
+              "adpbias_bias": bb, "adpbias_out": out_bias, "base_in": base_in, "base_out": base_out},
+             {"name": "load_act", "num_ts": T, "num_v": H // 16, "base": base_out}]
+    frag, reads = r.run(prog, lib)
+    return _finish(r, frag, reads, T, H // 16, out_bias, {"x": (xq, bx)})
