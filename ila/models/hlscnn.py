@@ -31,13 +31,16 @@ of 8 by the host. The hardware does no padding ("valid" convolution, ``OH = (H-K
 non-grouped only; the trigger decodes only for a consistent configuration.
 
 The convolution child ``Accel_Conv_Child`` runs the filter-block, channel-block, kernel-row,
-kernel-column, output-row loops; one child instruction ``conv_child_tap_row`` applies one kernel
-tap of one channel block to up to ``col_lanes`` output columns x 8 filters at once (a coarser step
-than the hardware's, with identical arithmetic): per output, the 8-channel MAC into PSUM
-(``ConvMac``), rounding to ACT (``ConvMacPsum2Act``), addition to the partial output held in
-scratchpad 1 (``ActAdd2Psum``; the first tap starts from zero unless ``en_accum``), bias and ReLU
-after the last tap, and the store (``Psum2Act``). Columns beyond the row's end are clamped to the
-last column, which they recompute and rewrite with identical data.
+kernel-column and output-tile loops; one child instruction ``conv_child_tap_row`` applies one
+kernel tap of one channel block to a tile of up to ``row_lanes x col_lanes`` output pixels x 8
+filters at once (a coarser step than the hardware's, chosen for simulation speed, with identical
+arithmetic; ``row_lanes = col_lanes = 1`` is one pixel per step). Per output value: the
+8-channel MAC into PSUM (``ConvMac``), rounding to ACT (``ConvMacPsum2Act``), addition to the
+partial output held in scratchpad 1 (``ActAdd2Psum``; the first tap starts from zero unless
+``en_accum``), bias and ReLU after the last tap, and the store (``Psum2Act``). Rows/columns beyond
+the output's end are clamped to the last row/column, which they recompute and rewrite with
+identical data. The order over taps (channel block, kernel row, kernel column) is the hardware's,
+so every partial output sees the same roundings.
 """
 from __future__ import annotations
 
@@ -83,13 +86,15 @@ def _le16(mem, addr):
 
 
 @lru_cache(maxsize=8)
-def build_hlscnn(weight_bits: int = 16, col_lanes: int = 32) -> Ila:
+def build_hlscnn(weight_bits: int = 16, col_lanes: int = 32, row_lanes: int = 4) -> Ila:
     """Build the HLSCNN ILA. ``weight_bits`` is 8 (original design) or 16 (updated design);
-    ``col_lanes`` is how many output columns one child instruction computes."""
+    ``col_lanes`` x ``row_lanes`` is the output tile (x 8 filters) one child instruction computes;
+    ``col_lanes = row_lanes = 1`` gives a fine-grained model (one output pixel per step)."""
     if weight_bits not in (8, 16):
         raise ValueError(f"HLSCNN weight width must be 8 or 16 bits, got {weight_bits!r}")
-    if not isinstance(col_lanes, int) or not 1 <= col_lanes <= 256:
-        raise ValueError(f"col_lanes must be an int in 1..256, got {col_lanes!r}")
+    for name, v in (("col_lanes", col_lanes), ("row_lanes", row_lanes)):
+        if not isinstance(v, int) or not 1 <= v <= 256:
+            raise ValueError(f"{name} must be an int in 1..256, got {v!r}")
     m = Ila(f"hlscnn_w{weight_bits}")
     wr, rd = m.new_bv_input("top_slave_if_wr", 1), m.new_bv_input("top_slave_if_rd", 1)
     addr = m.new_bv_input("top_slave_addr_in", 32)
@@ -149,11 +154,11 @@ def build_hlscnn(weight_bits: int = 16, col_lanes: int = 32) -> Ila:
         new = store(new, masked - VIR_MEM_BASE + b, data[b])
     ins.set_update(vir, new)
 
-    _conv(m, regs, spad0, spad1, vir, is_wr, is_cfg, reg_id, weight_bits, col_lanes)
+    _conv(m, regs, spad0, spad1, vir, is_wr, is_cfg, reg_id, weight_bits, col_lanes, row_lanes)
     return m
 
 
-def _conv(m, regs, spad0, spad1, vir, is_wr, is_cfg, reg_id, weight_bits, T):
+def _conv(m, regs, spad0, spad1, vir, is_wr, is_cfg, reg_id, weight_bits, T, R):
     st = {}
 
     def new(name, w):
@@ -177,7 +182,7 @@ def _conv(m, regs, spad0, spad1, vir, is_wr, is_cfg, reg_id, weight_bits, T):
     for name in bases:
         new(name, 32)
     counters = {"conv_child_filter_blk": 9, "conv_child_chan_blk": 9, "conv_child_k_row": 8,
-                "conv_child_k_col": 8, "conv_child_out_row": 10, "conv_child_col_tile": 10}
+                "conv_child_k_col": 8, "conv_child_row_tile": 10, "conv_child_col_tile": 10}
     for name, w in counters.items():
         new(name, w)
     busy = m.new_bool_state("accel_conv_child_valid")
@@ -209,15 +214,13 @@ def _conv(m, regs, spad0, spad1, vir, is_wr, is_cfg, reg_id, weight_bits, T):
     H, W, C, O = x["conv_in_rows"], x["conv_in_cols"], x["conv_in_chan"], x["conv_out_chan"]
     OH, OW, KH, KW, S = x["conv_out_rows"], x["conv_out_cols"], x["conv_k_rows"], x["conv_k_cols"], x["conv_stride"]
     fb, cb, ky, kx = x["conv_child_filter_blk"], x["conv_child_chan_blk"], x["conv_child_k_row"], x["conv_child_k_col"]
-    oy, tile = x["conv_child_out_row"], x["conv_child_col_tile"]
+    rtile, tile = x["conv_child_row_tile"], x["conv_child_col_tile"]
     ncb = (C + (CHANNEL_BLOCK - 1)).udiv(CHANNEL_BLOCK)
     nfb = (O + (CHANNEL_BLOCK - 1)).udiv(CHANNEL_BLOCK)
     ntile = (OW + (T - 1)).udiv(T)
-    iy = oy * S + ky
-    act_row = x["conv_act_base"] - VIR_MEM_BASE + ((cb * H + iy) * W) * 16
+    nrtile = (OH + (R - 1)).udiv(R)
     tap = ((cb * KH + ky) * KW + kx) * 8
     fstride = ncb * KH * KW * 8
-    out_row = x["conv_out_base"] + ((fb * OH + oy) * OW) * 16
     first = cb.eq(0) & ky.eq(0) & kx.eq(0) & st["conv_en_accum"].eq(0)
     last = (cb + 1).eq(ncb) & (ky + 1).eq(KH) & (kx + 1).eq(KW)
     do_bias = last & st["conv_en_bias"].eq(1)
@@ -228,10 +231,12 @@ def _conv(m, regs, spad0, spad1, vir, is_wr, is_cfg, reg_id, weight_bits, T):
     ins = child.new_instr("conv_child_tap_row")
     ins.set_decode(TRUE)
     out = spad1
-    for j in range(T):
-        col = tile * T + j
+    for r, j in ((r, j) for r in range(R) for j in range(T)):
+        row, col = rtile * R + r, tile * T + j
+        oy = ite(row.ult(OH), row, OH - 1)
         ox = ite(col.ult(OW), col, OW - 1)
-        act = act_row + (ox * S + kx) * 16
+        act = x["conv_act_base"] - VIR_MEM_BASE + (((cb * H + oy * S + ky) * W) + ox * S + kx) * 16
+        out_px = x["conv_out_base"] + ((fb * OH + oy) * OW + ox) * 16
         for f in range(CHANNEL_BLOCK):
             wbase = x["conv_wgt_base"] + ((fb * 8 + f) * fstride + tap) * wb
             psum = bv_const(0, 32)
@@ -243,7 +248,7 @@ def _conv(m, regs, spad0, spad1, vir, is_wr, is_cfg, reg_id, weight_bits, T):
                     w = concat(load(spad0, wbase + i), bv_const(0, 8))
                 psum = N.CONV_MAC(psum, w, a)
             contrib = N.PSUM_TO_ACT_RND(psum)
-            oaddr = out_row + ox * 16 + 2 * f
+            oaddr = out_px + 2 * f
             p = N.ACT_ADD_PSUM(contrib, ite(first, zero16, _le16(spad1, oaddr)))
             p = ite(do_bias, N.PSUM_ADD_BIAS(p, st["conv_chan_bias"]), p)
             p = ite(do_relu, N.PSUM_RELU(p), p)
@@ -252,8 +257,8 @@ def _conv(m, regs, spad0, spad1, vir, is_wr, is_cfg, reg_id, weight_bits, T):
                 out = store(out, oaddr + b, extract(v.lshr(8 * b), 7, 0))
     ins.set_update(spad1, out)
 
-    # advance: tile -> out_row -> k_col -> k_row -> chan_blk -> filter_blk
-    order = [("conv_child_col_tile", ntile), ("conv_child_out_row", OH), ("conv_child_k_col", KW),
+    # advance: col tile -> row tile -> k_col -> k_row -> chan_blk -> filter_blk
+    order = [("conv_child_col_tile", ntile), ("conv_child_row_tile", nrtile), ("conv_child_k_col", KW),
              ("conv_child_k_row", KH), ("conv_child_chan_blk", ncb), ("conv_child_filter_blk", nfb)]
     carry = TRUE
     for name, limit in order:

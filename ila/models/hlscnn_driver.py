@@ -164,10 +164,10 @@ def decode_output(job: ConvJob, spad1_bytes: np.ndarray) -> np.ndarray:
     return v[None, :, :, :O]
 
 
-def run_job(job: ConvJob, *, col_lanes: int = 32, sim: Simulator | None = None, read_mmio: bool = True):
+def run_job(job: ConvJob, *, col_lanes: int = 32, row_lanes: int = 4, sim: Simulator | None = None, read_mmio: bool = True):
     """Execute a prepared job on the ILA simulator; return (raw ACT output, simulator)."""
     if sim is None:
-        sim = Simulator(build_hlscnn(job.weight_bits, col_lanes))
+        sim = Simulator(build_hlscnn(job.weight_bits, col_lanes, row_lanes))
     sim.run(job.commands)
     if read_mmio:
         got = bytearray()
@@ -181,11 +181,11 @@ def run_job(job: ConvJob, *, col_lanes: int = 32, sim: Simulator | None = None, 
 
 
 def run_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: int = 16, bias=None,
-               relu: bool = False, col_lanes: int = 32, read_mmio: bool = True) -> np.ndarray:
+               relu: bool = False, col_lanes: int = 32, row_lanes: int = 4, read_mmio: bool = True) -> np.ndarray:
     """conv2d on the HLSCNN ILA; returns the float result (1, OH, OW, O) (ACT values)."""
     job = prepare_conv2d(x, w, stride=stride, padding=padding, groups=groups, weight_bits=weight_bits,
                          bias=bias, relu=relu)
-    raw, _ = run_job(job, col_lanes=col_lanes, read_mmio=read_mmio)
+    raw, _ = run_job(job, col_lanes=col_lanes, row_lanes=row_lanes, read_mmio=read_mmio)
     return ACT.to_float(raw)
 
 
