@@ -12,6 +12,7 @@ from .base import Mapping, MappingError
 
 MODULES: dict[str, str] = {
     # name -> module exporting MAPPING
+    "flexasr.maxpool": "mappings.flexasr.maxpool",
 }
 
 

@@ -1,0 +1,188 @@
+"""flexasr.maxpool: temporal max pooling, window (2, 1), stride (2, 1), on FlexASR's LayerReduce.
+
+IR pattern (Relay, as the compiler matches it): ``(nn.max_pool2d ?x (pool_size 2 1) (strides 2 1))``
+over an R x C matrix x (R timesteps, C hidden values); output (R/2) x C.
+
+Accelerator fragment (reference §2.1, 3LA driver ``maxp``): the MMIO stores placing x into the
+global buffer in the tiled layout (byte offset 16*((t mod 16) + floor(t/16)*num_v*16) + 256*v + i
+for element (t, 16*v + i), num_v = C/16), the memory-manager and LayerReduce configurations
+(mode 0 = max, num_timestep = R, num_vector = num_v), the start, and the child ILA's loop that
+writes each result in place over timestep t/2.
+
+Refinement map: IR input element (t, c) at IR tensor address t*C + c  <->  GB byte offset
+tiled(t, c); IR output (t, c) at R*C + t*C + c  <->  GB byte offset tiled(t, c) (in place).
+
+Numerics in proofs: the IR max is an uninterpreted ``ir_max`` over 8-bit AdaptivFloat codes,
+linked to FlexASR's ``GBAdpfloat_max`` by the paper's axiom ir_max(a, b) = GBAdpfloat_max(a, b);
+with ``--numerics exact`` both are replaced by bit-precise definitions (the IR one compares the
+decoded values, written independently of FlexASR's).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ila import bv_const, ite, zext
+from ila.models.relay import FUNC_IDS, relay_ila
+from ila.models.relay_numerics import abstract
+from mappings.base import Mapping, SideCondition
+
+GB_LARGE_SIZE = 1 << 20
+NAME = "flexasr.maxpool"
+
+
+def tiled(R: int, C: int) -> np.ndarray:
+    """GB byte offset of element (t, c) of an R x C matrix (reference §2.1 tiling)."""
+    t = np.arange(R)[:, None]
+    c = np.arange(C)[None, :]
+    nv = C // 16
+    return 16 * ((t % 16) + (t // 16) * nv * 16) + 256 * (c // 16) + c % 16
+
+
+SIDE_CONDITIONS = (
+    SideCondition("R even", lambda s: s["R"] % 2 == 0 and s["R"] >= 2, "the number of timesteps R must be even and >= 2"),
+    SideCondition("C multiple of 16", lambda s: s["C"] % 16 == 0 and s["C"] >= 16,
+                  "the hidden size C must be a positive multiple of 16 (FlexASR vectors)"),
+    SideCondition("num_vector fits", lambda s: s["C"] // 16 <= 255, "C/16 must fit the 8-bit num_vector field"),
+    SideCondition("num_timestep fits", lambda s: s["R"] <= 0xFFFF, "R must fit the 16-bit num_timestep field"),
+    SideCondition("fits the GB large buffer", lambda s: -(-s["R"] // 16) * 16 * s["C"] <= GB_LARGE_SIZE,
+                  "the tiled matrix must fit the 1 MiB global-buffer large memory"),
+)
+
+
+# ----------------------------------------------------------------------------- numerics for proofs
+def _ir_exact_max(a, b):
+    """Bit-precise max of two AdaptivFloat codes by their decoded values (sign-magnitude order,
+    ±0 equal, result canonical: 0x80 is returned as 0x00). Written from the format definition."""
+    def rank(x):                       # value order of sign-magnitude codes as a 9-bit signed int
+        mag = zext(x[6:0], 9)
+        return ite(x[7].eq(1), bv_const(0, 9) - mag, mag)
+
+    def canon(x):
+        return ite(x[6:0].eq(0), bv_const(0, 8), x)
+    return ite(rank(b).sgt(rank(a)), canon(b), canon(a))
+
+
+def ir_numerics():
+    from ila.numerics import adaptivfloat as af
+    num = abstract("ir_af8", 8, max_body=lambda a, b: af.af_max(a, b).astype(np.uint64))
+    num.max.expr_body = _ir_exact_max
+    return num
+
+
+# ----------------------------------------------------------------------------- fragments
+def ir_commands(R: int, C: int, data) -> list[dict]:
+    """Compiler-IR ILA fragment: store x row-major at 0, run nn.max_pool2d into R*C."""
+    cmds = [{"func_id": FUNC_IDS["tensor_store"], "addr_in": t * C + c, "data_in": data[t * C + c]}
+            for t in range(R) for c in range(C)]
+    cmds.append({"func_id": FUNC_IDS["nn.max_pool2d"], "arg_0": 0, "arg_1": R * C, "arg_2": 1, "arg_3": R,
+                 "arg_4": C, "arg_5": (2 << 16) | 1, "arg_6": (2 << 16) | 1})
+    return cmds
+
+
+def acc_commands(R: int, C: int, data, *, mode: int = 0, num_v: int | None = None, num_ts: int | None = None):
+    """FlexASR MMIO fragment, from the model's own assembler (tensor assembly ``store_act`` +
+    ``maxp``), with the data bytes of each GB store replaced by the given per-element values."""
+    from ila.models.flexasr import assembler as asm
+    from ila.models.flexasr import constants as K
+    lib = {"x": np.zeros((R, C), dtype=np.uint8)}
+    prog = [{"name": "store_act", "tensor": "x", "base": 0},
+            {"name": "maxp", "num_ts": R, "num_v": C // 16}]
+    asm_prog = asm.tensor_to_ila(prog, lib)
+    for ins in asm_prog:                  # mutations for tests: mode / counts
+        if ins["name"] == "cfg_ly_reduce":
+            ins["mode"] = mode
+            ins["num_vector"] = num_v if num_v is not None else ins["num_vector"]
+            ins["num_timestep"] = num_ts if num_ts is not None else ins["num_timestep"]
+    cmds = asm.fragment_to_mmio(asm.ila_to_fragment(asm_prog))
+    where = {int(o): (t, c) for (t, c), o in np.ndenumerate(tiled(R, C))}
+    out = []
+    for cmd in cmds:
+        if cmd.get("wait_irq"):
+            continue
+        a = cmd.get("addr_in", 0)
+        if cmd.get("if_axi_wr") and K.GB_LARGE_BASE <= a < K.GB_LARGE_BASE + GB_LARGE_SIZE:
+            t, c = where[a - K.GB_LARGE_BASE]
+            cmd = dict(cmd)
+            for k in range(16):
+                cmd[f"data_in_{k}"] = data[t * C + c + k]
+        out.append(cmd)
+    return out
+
+
+def proof_setup(shape: dict, *, numerics: str = "uf", mutate: dict | None = None):
+    """The two fragments over shared symbolic data, for ``verify.bmc`` (see module docstring)."""
+    from ila.models.flexasr import shared_model
+    from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX
+    from verify.fragments import ProofSetup, Side, symbolic_data
+    R, C = shape["R"], shape["C"]
+    mutate = dict(mutate or {})
+    num = ir_numerics()
+    ir = relay_ila(num, tensor_entries=1 << 22)
+    d = symbolic_data(R * C, 8)
+    acc_cmds = acc_commands(R, C, d, **{k: mutate.pop(k) for k in ("mode", "num_v", "num_ts") if k in mutate})
+    off = tiled(R, C)
+    out_shift = mutate.pop("out_timestep_shift", 0)
+    outs = [(R * C + t * C + c, int(off[t + out_shift, c])) for t in range(R // 2) for c in range(C)]
+    if mutate:
+        raise ValueError(f"unknown mutation(s) {sorted(mutate)}")
+
+    def link(apps):
+        return [n.eq(GB_ADPFLOAT_MAX(*n.args)) for n in apps if n.payload is num.max]
+    return ProofSetup(Side(ir, ir_commands(R, C, d), "tensor"),
+                      Side(shared_model(), acc_cmds, "gb_core_large_buffer"), d, outs,
+                      axioms=[] if numerics == "exact" else [link], funcs=[num.max, GB_ADPFLOAT_MAX],
+                      describe_output=lambda k: f"output ({k // C}, {k % C})")
+
+
+# ----------------------------------------------------------------------------- simulation
+def random_inputs(shape: dict, rng: np.random.Generator) -> dict:
+    """Random AdaptivFloat-representable matrices (random codes, random exponent bias) so that the
+    result is exact: max of representable values is representable."""
+    from ila.numerics import adaptivfloat as af
+    bias = int(rng.integers(0, 8))
+    codes = rng.integers(0, 256, (shape["R"], shape["C"]))
+    return {"x": af.dequantize(codes, bias)}
+
+
+def edge_inputs(shape: dict, rng: np.random.Generator) -> list[dict]:
+    from ila.numerics import adaptivfloat as af
+    R, C = shape["R"], shape["C"]
+    zeros = np.zeros((R, C), np.float32)
+    negzero = np.full((R, C), -0.0, np.float32)
+    big = af.dequantize(np.where(rng.integers(0, 2, (R, C)) == 1, 0x7F, 0xFF), 7)   # saturating magnitudes
+    return [{"x": zeros}, {"x": negzero}, {"x": big}]
+
+
+def reference(shape: dict, inputs: dict) -> np.ndarray:
+    from ila.models import flexasr_reference as ref
+    return ref.maxpool(inputs["x"])
+
+
+def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
+    from ila.models.flexasr.driver import run_pool
+    return run_pool(inputs["x"], "max").out
+
+
+def shape_strategy():
+    from hypothesis import strategies as st
+    return st.builds(lambda r, v: {"R": 2 * r, "C": 16 * v}, st.integers(1, 20), st.integers(1, 4))
+
+
+MAPPING = Mapping(
+    name=NAME,
+    ir_pattern="(nn.max_pool2d ?x (pool_size 2 1) (strides 2 1))",
+    description="temporal max pooling on FlexASR LayerReduce (in place, tiled global buffer)",
+    shape_dims=("R", "C"),
+    default_shape={"R": 16, "C": 64},
+    side_conditions=SIDE_CONDITIONS,
+    tolerance=0.0,
+    random_inputs=random_inputs,
+    reference=reference,
+    run_accelerator=run_accelerator,
+    shape_strategy=shape_strategy,
+    edge_inputs=edge_inputs,
+    extras={"proof": proof_setup,
+            "depends_on": ("ila.models.flexasr", "ila.models.relay", "ila.models.relay_numerics",
+                           "ila.numerics.adaptivfloat")},
+)
+
