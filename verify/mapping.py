@@ -1,38 +1,130 @@
 """``python -m verify.mapping NAME --method sim|fuzz|bmc|chc``: check an IR-accelerator mapping.
 
-The mapping registry (issue 5) and the BMC/CHC mapping checkers (issue 6) are not built yet. Until
-they land, this command runs the best demonstration the toolkit has — bounded model checking of
-the example FIFO ILA with z3 and cvc5, a property proved and a false one refuted with a replayed
-counterexample — says what is missing, and exits with status 2 (nothing about NAME was proved).
+* ``sim``  — 100 seeded random inputs at the mapping's shape: Frobenius relative error mean and
+  standard deviation, pass/fail against the mapping's tolerance.
+* ``fuzz`` — hypothesis over valid shapes and data (with edge values); a failure prints the
+  minimal example and the replay command.
+* ``bmc``  — both fragments unrolled from the ILA models, equal inputs under the refinement map,
+  miter on the outputs: proved / counterexample (replayed in the simulators) / unknown.
+* ``chc``  — the product program of the two loops as constrained Horn clauses with relational
+  invariants (supplied by the mapping, checked for initiation, consecution and safety; and handed
+  to z3's Spacer engine).
+
+Exit status: 0 only when the check passed (proved, or validation within tolerance); 1 for a
+counterexample or a failed validation; 2 for unknown (timeout, solver gave up) or bad input.
+Every proof verdict is recorded in the ledger (``python -m verify.ledger``).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+
+from mappings.base import MappingError, format_shape
+
+EXIT_OK, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m verify.mapping", description=__doc__.splitlines()[0])
-    p.add_argument("name", nargs="?", default="flexasr.maxpool", help="mapping name, accelerator.operation")
+    p = argparse.ArgumentParser(prog="python -m verify.mapping",
+                                description="Check an IR-accelerator mapping by simulation, fuzzing, BMC or CHC.")
+    p.add_argument("name", nargs="?", help="mapping name, accelerator.operation (see --list)")
+    p.add_argument("--list", action="store_true", help="list the registered mappings")
     p.add_argument("--method", default="chc", choices=["sim", "fuzz", "bmc", "chc"])
+    p.add_argument("--shape", help="shape, e.g. 16x64 (default: the mapping's); 'symbolic' for all sizes (chc)")
+    p.add_argument("--solver", default="z3", choices=["z3", "cvc5"])
+    p.add_argument("--timeout", type=float, default=None, help="solver timeout in seconds (expiry = unknown)")
+    p.add_argument("--numerics", default="uf", choices=["uf", "exact"],
+                   help="uf: uninterpreted arithmetic with axioms (paper); exact: bit-precise numerics")
+    p.add_argument("--emit-smt", metavar="DIR", help="write the SMT-LIB2 / HORN problems to DIR")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=int, default=100, help="random inputs for --method sim")
+    p.add_argument("--json", action="store_true", help="machine-readable result")
+    p.add_argument("--no-ledger", action="store_true", help="do not record the verdict in the ledger")
     return p
+
+
+def _emit(args, payload: dict, text: str) -> None:
+    print(json.dumps(payload, indent=1, default=str) if args.json else text)
+
+
+def _validation(args, m) -> int:
+    from .simval import run_fuzz, run_sim
+    if args.method == "sim":
+        shape = m.parse_shape(args.shape) if args.shape else None
+        rep = run_sim(m, shape=shape, samples=args.samples, seed=args.seed)
+    else:
+        rep = run_fuzz(m, seed=args.seed)
+    verdict = "PASS" if rep.passed else "FAIL"
+    text = (f"{m.name} --method {rep.method} ({rep.shape}, seed {rep.seed}): {len(rep.errors)} samples, "
+            f"Frobenius relative error mean {100 * rep.mean:.4f}% std {100 * rep.std:.4f}% "
+            f"(tolerance {100 * m.tolerance:.4f}%) in {rep.seconds:.1f} s: {verdict}")
+    if rep.failure:
+        text += "\n" + rep.failure
+    _emit(args, rep.to_json(), text)
+    return EXIT_OK if rep.passed else EXIT_FAIL
+
+
+def _proof(args, m) -> int:
+    from ila.verdict import Counterexample, Proved
+    symbolic = args.shape == "symbolic"
+    shape = None if symbolic else (m.parse_shape(args.shape) if args.shape else dict(m.default_shape))
+    scope = "symbolic" if symbolic else format_shape(shape)
+    if args.method == "bmc":
+        if symbolic:
+            raise MappingError("--shape symbolic needs --method chc (BMC unrolls a fixed shape)")
+        if "proof" not in m.extras:
+            raise MappingError(f"{m.name} has no proof setup for BMC yet")
+        from .bmc import check_bmc
+        ps = m.extras["proof"](shape, numerics=args.numerics)
+        v = check_bmc(ps, solver=args.solver, timeout=args.timeout, inline_ufs=args.numerics == "exact",
+                      emit_smt=args.emit_smt, label=f"{m.name}.{scope}")
+    else:
+        from .chc import check_chc
+        if "chc" not in m.extras:
+            raise MappingError(f"{m.name} has no CHC setup (product program and invariants) yet")
+        v = check_chc(m, shape, solver=args.solver, timeout=args.timeout, numerics=args.numerics,
+                      emit_smt=args.emit_smt)
+    if not args.no_ledger:
+        from .ledger import record
+        record(m, v, scope=scope + ("" if args.numerics == "uf" else "/exact"))
+    payload = {"mapping": m.name, "shape": scope, "numerics": args.numerics, **v.to_json()}
+    text = f"{m.name} --method {args.method} ({scope}, {args.numerics} numerics, {v.solver}): "
+    if isinstance(v, Proved):
+        text += f"PROVED in {v.seconds:.2f} s — {v.detail}"
+        code = EXIT_OK
+    elif isinstance(v, Counterexample):
+        text += f"COUNTEREXAMPLE in {v.seconds:.2f} s (replayed in the simulator: {v.replayed}) — {v.detail}"
+        code = EXIT_FAIL
+    else:
+        text += f"UNKNOWN after {v.seconds:.2f} s — {v.reason}"
+        code = EXIT_UNKNOWN
+    _emit(args, payload, text)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from ila.bmc import bmc
-    from ila.models.examples import fifo4
-    print(f"mapping {args.name!r} --method {args.method}: the mapping registry and its checkers are not "
-          "implemented yet (issues 5 and 6); running the DSL demo instead.")
-    m = fifo4()
-    for solver in ("z3", "cvc5"):
-        ok = bmc(m, m.state("count").ule(4), 8, solver=solver)
-        bad = bmc(m, m.state("count").ne(4), 8, solver=solver)
-        print(f"  fifo4 [{solver}] count <= 4 : {ok.kind} ({ok.scope}, {ok.seconds:.3f} s)")
-        print(f"  fifo4 [{solver}] count != 4 : {bad.kind} after {bad.trace['violated_at_step']} steps, "
-              f"replayed in the simulator: {bad.replayed}")
-    print(f"result for {args.name}: unknown (not implemented)")
-    return 2
+    from mappings import registry
+    try:
+        if args.list:
+            rows = [registry.get(n) for n in registry.names()]
+            if args.json:
+                print(json.dumps([{"name": m.name, "ir_pattern": m.ir_pattern, "default_shape": m.default_shape,
+                                   "tolerance": m.tolerance} for m in rows], indent=1))
+            else:
+                for m in rows:
+                    print(f"{m.name:20} {m.ir_pattern:55} default {format_shape(m.default_shape)}")
+            return EXIT_OK
+        if not args.name:
+            raise MappingError("give a mapping name (see --list)")
+        m = registry.get(args.name)
+        if args.method in ("sim", "fuzz"):
+            return _validation(args, m)
+        return _proof(args, m)
+    except MappingError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_UNKNOWN
 
 
 if __name__ == "__main__":
