@@ -1,0 +1,42 @@
+"""Simulation time of FlexASR operations end to end (assembler + MMIO stream + ILA simulator).
+
+Usage: python benchmarks/flexasr_speed.py
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ila.models.flexasr import driver as D
+
+
+def timeit(fn, reps=5):
+    fn()                                   # warm up (model build, compilation)
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        res = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, res
+
+
+def main():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 64)).astype(np.float32)
+    w = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
+    b = (rng.standard_normal(64) / 8).astype(np.float32)
+    wi = (rng.standard_normal((256, 64)) / 8).astype(np.float32)
+    wh = (rng.standard_normal((256, 64)) / 8).astype(np.float32)
+    bl = (rng.standard_normal(256) / 8).astype(np.float32)
+    cases = [("maxpool 16x64", lambda: D.run_pool(x, "max")),
+             ("linear 64->64, 16 timesteps", lambda: D.run_linear(x, w, b)),
+             ("LSTM 64->64, 16 timesteps", lambda: D.run_lstm(x, wi, wh, bl))]
+    for name, fn in cases:
+        dt, res = timeit(fn)
+        n = len(res.fragment["program fragment"])
+        print(f"{name:32} {dt * 1e3:8.1f} ms   ({n} MMIO commands, {res.child_steps} child instructions)")
+
+
+if __name__ == "__main__":
+    main()

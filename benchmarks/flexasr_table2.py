@@ -1,0 +1,79 @@
+"""Table 2 (FlexASR rows): Frobenius relative error of the ILA simulator vs the float32 reference,
+mean and standard deviation over N random inputs per operation, beside the paper's numbers.
+
+Two references: "vs float" runs the float32 reference on the original inputs; "vs quantised input"
+runs it on the AdaptivFloat-quantised (dequantised) inputs the accelerator actually received, which
+isolates the accelerator's own arithmetic (MaxPool is then exactly 0, as in the paper).
+
+Usage: python benchmarks/flexasr_table2.py [N]   (default 100)
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from ila.models import flexasr_reference as ref
+from ila.models.flexasr import driver as D
+from ila.numerics import adaptivfloat as af
+
+PAPER = {"LinearLayer": (0.84, 0.29), "LSTM": (1.21, 0.19), "LayerNorm": (0.27, 0.20),
+         "MaxPool": (0.00, 0.0), "MeanPool": (1.79, 0.28), "Attention": (4.22, 0.09)}
+
+
+def _dq(res, name):
+    q, b = res.inputs[name]
+    return af.dequantize(q, b)
+
+
+def case(op: str, rng):
+    if op in ("MaxPool", "MeanPool"):
+        x = rng.standard_normal((16, 64)).astype(np.float32)
+        mode = "max" if op == "MaxPool" else "mean"
+        res = D.run_pool(x, mode)
+        f = ref.maxpool if mode == "max" else ref.meanpool
+        return f(x), f(_dq(res, "x")), res.out
+    if op == "LinearLayer":
+        x = rng.standard_normal((16, 64)).astype(np.float32)
+        w = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
+        b = (rng.standard_normal(64) / 8).astype(np.float32)
+        res = D.run_linear(x, w, b)
+        return ref.linear_layer(x, w, b), ref.linear_layer(_dq(res, "x"), _dq(res, "w"), _dq(res, "b")), res.out
+    if op == "LSTM":
+        T, I, H = 8, 64, 64
+        x = rng.standard_normal((T, I)).astype(np.float32)
+        wi = (rng.standard_normal((4 * H, I)) / 8).astype(np.float32)
+        wh = (rng.standard_normal((4 * H, H)) / 8).astype(np.float32)
+        b = (rng.standard_normal(4 * H) / 8).astype(np.float32)
+        res = D.run_lstm(x, wi, wh, b)
+        xq = af.dequantize(*af.quantize(x))
+        wiq, whq, bq = (af.dequantize(*af.quantize(a)) for a in (wi, wh, b))
+        return ref.lstm_layer(x, wi, wh, b), ref.lstm_layer(xq, wiq, whq, bq), res.out
+    raise NotImplementedError(op)
+
+
+def main(n: int = 100):
+    rng = np.random.default_rng(2022)
+    print(f"FlexASR simulation-based validation, {n} random inputs per operation")
+    print(f"{'Operation':12} {'vs float: mean':>15} {'std':>7} {'vs quantised in: mean':>22} {'std':>7}"
+          f"   {'paper mean':>10} {'std':>6}   time/run")
+    for op in ("LinearLayer", "LSTM", "LayerNorm", "MaxPool", "MeanPool", "Attention"):
+        pm, ps = PAPER[op]
+        try:
+            e1, e2 = [], []
+            t0 = time.perf_counter()
+            for _ in range(n):
+                r_float, r_q, acc = case(op, rng)
+                e1.append(ref.frobenius_rel_error(r_float, acc))
+                e2.append(ref.frobenius_rel_error(r_q, acc))
+            dt = (time.perf_counter() - t0) / n
+            e1, e2 = 100 * np.array(e1), 100 * np.array(e2)
+            print(f"{op:12} {e1.mean():14.2f}% {e1.std():6.2f}% {e2.mean():21.2f}% {e2.std():6.2f}%"
+                  f"   {pm:9.2f}% {ps:5.2f}%   {dt * 1e3:7.1f} ms")
+        except NotImplementedError:
+            print(f"{op:12} {'(not modelled yet)':>53}   {pm:9.2f}% {ps:5.2f}%")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)
