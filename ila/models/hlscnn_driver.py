@@ -62,6 +62,7 @@ class ConvJob:
     bias_raw: int
     stride: int
     relu: bool
+    has_bias: bool = False
 
 
 def prepare_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: int = 16, bias=None,
@@ -152,7 +153,8 @@ def prepare_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: i
         cfg_write("AccelConvTrigger", 1),
     ]
     reads = [_beat(SPAD1_BASE + 16 * k, b"", write=False) for k in range(out_bytes // 16)]
-    return ConvJob(cmds, reads, (1, OH, OW, O), nfb, weight_bits, x_raw, w_raw, bias_raw, stride, relu)
+    return ConvJob(cmds, reads, (1, OH, OW, O), nfb, weight_bits, x_raw, w_raw, bias_raw, stride, relu,
+                   bias is not None)
 
 
 def decode_output(job: ConvJob, spad1_bytes: np.ndarray) -> np.ndarray:
