@@ -212,6 +212,8 @@ def _apply(n, *args):
     lanes = any(is_lanes(a) for a in args)
     conv = [a if is_lanes(a) else np.asarray(a, dtype=np.uint64 if s.is_bool or s.width <= 64 else object)
             for a, s in zip(args, f.domain)]
+    if lanes:   # give every argument the lane shape, so bodies never mix 0-d and 1-d arrays
+        conv = list(np.broadcast_arrays(*conv))
     out = f.body(*conv)
     if f.range.is_bool:
         return np.asarray(out, dtype=bool) if lanes else bool(out)

@@ -140,10 +140,12 @@ def unroll_path(ila: Ila, instrs: Sequence[str], inputs: Sequence[Mapping | None
 
 
 def execute(ila: Ila, commands: Sequence[Mapping[str, object]], *, init: Mapping | None = None,
-            prefix: str = "", max_child_steps: int = 1_000_000, allow_idle: bool = False) -> Unrolled:
+            prefix: str = "", max_child_steps: int = 1_000_000, allow_idle: bool = False,
+            run_children: bool = True) -> Unrolled:
     """Symbolic execution of ``commands`` (concrete control, symbolic data): see module docstring.
 
-    Raises SimulationError when a decode or valid does not simplify to a constant (control depends
+    ``run_children=False`` stops after each top-level instruction (the child loops are left to a
+    loop-level proof, e.g. CHC). Raises SimulationError when a decode or valid does not simplify to a constant (control depends
     on symbolic data), when two instructions fire, when no instruction decodes a command, or when a
     child loop exceeds ``max_child_steps``.
     """
@@ -187,7 +189,7 @@ def execute(ila: Ila, commands: Sequence[Mapping[str, object]], *, init: Mapping
             res.inputs.append(inputs)
             res.states.append(state)
             k += 1
-            ins = fire(children, inputs, k, f"command {c_i}") if children else None
+            ins = fire(children, inputs, k, f"command {c_i}") if children and run_children else None
             count += 1
             if count > max_child_steps:
                 raise SimulationError(f"command {c_i}: child loop exceeds {max_child_steps} steps")

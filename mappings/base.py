@@ -102,3 +102,37 @@ def frobenius_relative_error(ref: np.ndarray, acc: np.ndarray) -> float:
     if den == 0:
         return 0.0 if num == 0 else float("inf")
     return float(num / den)
+
+
+# ----------------------------------------------------------------------------- proof fragments
+@dataclass
+class Side:
+    """One side of a mapping for proof: an ILA, its command stream (data values may be symbolic
+    expressions), and the memory state holding the tensors."""
+    ila: Any
+    commands: list
+    memory: str
+    init: dict = field(default_factory=dict)
+
+
+@dataclass
+class ProofSetup:
+    """The two fragments of a mapping over shared symbolic input data (the refinement map on
+    inputs), the output address pairs (IR address, accelerator address) to compare (the
+    refinement map on outputs), and axioms relating the two sides' uninterpreted functions:
+    each maps the list of occurring applications to Bool expressions."""
+    ir: Side
+    acc: Side
+    data: list
+    outputs: list
+    axioms: list = field(default_factory=list)
+    funcs: list = field(default_factory=list)
+    describe_output: Callable[[int], str] = lambda k: f"output {k}"
+
+
+def symbolic_data(n: int, width: int, prefix: str = "d") -> list[Expr]:
+    from ila.sorts import BvSort
+    from ila.unroll import symbol
+    return [symbol(f"{prefix}{k}", BvSort(width)) for k in range(n)]
+
+

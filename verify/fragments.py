@@ -19,25 +19,7 @@ from typing import Callable, Sequence
 from ila import Ila
 from ila.expr import Expr, FuncRef, bv_const
 from ila.unroll import Unrolled, execute
-
-
-@dataclass
-class Side:
-    ila: Ila
-    commands: list[dict]            # inputs per command; data values may be symbolic Exprs
-    memory: str                     # the memory state holding the tensors
-    init: dict = field(default_factory=dict)
-
-
-@dataclass
-class ProofSetup:
-    ir: Side
-    acc: Side
-    data: list[Expr]                # the symbolic input elements (shared by both sides)
-    outputs: list[tuple[int, int]]  # (IR address, accelerator address) pairs to compare
-    axioms: list[Callable[[list[Expr]], list[Expr]]] = field(default_factory=list)
-    funcs: list[FuncRef] = field(default_factory=list)   # UFs whose bodies a replay may override
-    describe_output: Callable[[int], str] = lambda k: f"output {k}"
+from mappings.base import ProofSetup, Side, symbolic_data  # noqa: F401  (re-exported)
 
 
 @dataclass
@@ -109,12 +91,6 @@ def overridden_bodies(table: dict[FuncRef, dict[tuple, int]]):
     finally:
         for f, b in saved.items():
             f.body = b
-
-
-def symbolic_data(n: int, width: int, prefix: str = "d") -> list[Expr]:
-    from ila.unroll import symbol
-    from ila.sorts import BvSort
-    return [symbol(f"{prefix}{k}", BvSort(width)) for k in range(n)]
 
 
 def commands_with(commands: Sequence[dict], data: dict[int, Expr]) -> list[dict]:

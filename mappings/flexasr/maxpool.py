@@ -113,7 +113,7 @@ def proof_setup(shape: dict, *, numerics: str = "uf", mutate: dict | None = None
     """The two fragments over shared symbolic data, for ``verify.bmc`` (see module docstring)."""
     from ila.models.flexasr import shared_model
     from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX
-    from verify.fragments import ProofSetup, Side, symbolic_data
+    from mappings.base import ProofSetup, Side, symbolic_data
     R, C = shape["R"], shape["C"]
     mutate = dict(mutate or {})
     num = ir_numerics()
