@@ -55,6 +55,13 @@ class LoopSystem:
     def vars(self) -> list[Expr]:
         return self.states + self.cells
 
+    def consistency(self) -> Expr:
+        """Cells at equal addresses hold equal values (true of any memory; part of every loop
+        invariant, since loads read the first matching cell)."""
+        from ila.expr import implies, land
+        return land(*[implies(self.addrs[i].eq(self.addrs[j]), self.cells[i].eq(self.cells[j]))
+                      for i in range(len(self.cells)) for j in range(i + 1, len(self.cells))])
+
 
 class _Morph:
     def __init__(self, mem: Expr, addrs: list[Expr], cells: list[Expr], havocs: list[Expr], tag: str):

@@ -182,6 +182,8 @@ MAPPING = Mapping(
     shape_strategy=shape_strategy,
     edge_inputs=edge_inputs,
     extras={"proof": proof_setup,
+            "chc": lambda shape, numerics="uf": __import__("mappings.flexasr.maxpool_chc",
+                                                          fromlist=["chc_spec"]).chc_spec(shape, numerics=numerics),
             "depends_on": ("ila.models.flexasr", "ila.models.relay", "ila.models.relay_numerics",
                            "ila.numerics.adaptivfloat")},
 )

@@ -1,0 +1,163 @@
+"""CHC artefacts of flexasr.maxpool: tracked cells, refinement map on them, relational invariants.
+
+Tracked output cell (τ, c) with c = 16·v + i, for symbolic τ < R/2, v < num_v, i < 16; the
+cells it depends on are the inputs (2τ, c) and (2τ+1, c). Their values x0, x1 (inputs) and xo
+(the original value at the output's GB address, which in place is input (τ, c)) are parameters.
+On the IR side the output cell starts with an arbitrary value ``io``.
+
+IR loop (``nn.max_pool2d.loop``, counters cnt_0..cnt_4 = plane, oy, ox, wy, wx over
+1 × R/2 × C × 2 × 1): a cell is *processed* when the loop has moved past its (oy, ox) or ended.
+
+FlexASR loop (LayerReduce child, FSM PREP → TIMESTEP_OP → (VECTOR_OP → VECTOR_REDUCE)* → DONE):
+with k = ts/2 − 1 the current timestep pair and n the vectors of pair k already reduced
+(v − 1 while a reduction is pending, else v), a cell is processed when τ < k or τ = k ∧ v < n, or
+when the child has finished. The invariant relates the counters to the tiled base addresses
+(the model's own ``tiled_addr``), keeps the unprocessed input cells at x0, x1 and the output
+cell at xo, and says a processed output cell holds GBAdpfloat_max(x0, x1).
+
+The sizes R and num_v are constants for a fixed shape and 16/8-bit symbols with ``symbolic``.
+"""
+from __future__ import annotations
+
+from ila import BvSort, bv_const, implies, ite, land, lor, zext
+from ila.models.relay import FUNC_IDS
+from ila.unroll import symbol
+from mappings.base import Side
+
+GB_LARGE = 1 << 20
+LR = dict(PREP=0, TS=2, VEC=3, RED=4, DONE=5)
+
+
+def _p(name, w):
+    return symbol(f"p.{name}", BvSort(w))
+
+
+def chc_spec(shape: dict | None, *, numerics: str = "uf"):
+    from ila.models.flexasr import assembler as asm
+    from ila.models.flexasr import constants as K
+    from ila.models.flexasr import shared_model
+    from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX
+    from ila.models.flexasr.top import tiled_addr
+    from ila.models.relay import relay_ila
+    from verify.chc import ChcSpec, LoopSpec
+    from .maxpool import ir_numerics
+
+    symbolic = shape is None
+    if symbolic:
+        R16, V8 = _p("R", 16), _p("V", 8)
+    else:
+        R16, V8 = bv_const(shape["R"], 16), bv_const(shape["C"] // 16, 8)
+    tau, vv, ii = _p("tau", 16), _p("v", 8), _p("i", 32)
+    x0, x1, xo, io = (_p(n, 8) for n in ("x0", "x1", "xo", "io"))
+    R32, V32, t32 = zext(R16, 32), zext(V8, 32), zext(tau, 32)
+    C32 = V32 << 4
+    c32 = (zext(vv, 32) << 4) + ii
+
+    pre = land(
+        t32.ult(R32.lshr(1)), vv.ult(V8), ii.ult(16),
+        implies(tau.eq(0), xo.eq(x0)),                       # in place: output (0, c) is input (0, c)
+        R16[0].eq(0), R16.uge(2), V8.uge(1),                # side conditions
+        ((R32 + 15).lshr(4) * V32).ule(GB_LARGE >> 8),       # tiled matrix fits the 1 MiB buffer
+    )
+
+    # ------------------------------------------------------------------ IR side
+    num = ir_numerics()
+    ir = relay_ila(num, tensor_entries=1 << 22)
+    ir_cmd = {"func_id": FUNC_IDS["nn.max_pool2d"], "arg_0": 0, "arg_1": R32 * C32, "arg_2": 1, "arg_3": R32,
+              "arg_4": C32, "arg_5": (2 << 16) | 1, "arg_6": (2 << 16) | 1}
+    ir_in0 = ((t32 << 1) * C32) + c32
+    ir_in1 = (((t32 << 1) + 1) * C32) + c32
+    ir_out = R32 * C32 + t32 * C32 + c32
+    ir_max = num.max
+
+    def ir_inv(s):
+        st = {v.name: v for v in s.states}
+        busy = st["nn.max_pool2d.busy"]
+        p, oy, ox, wy, wx = (st[f"cnt_{k}"] for k in range(5))
+        acc = st["acc"]
+        c_in0, c_in1, c_out = s.cells
+        cfg_ok = land(*[st[f"cfg_{k}"].eq(v) for k, v in enumerate(
+            [bv_const(0, 32), R32 * C32, bv_const(1, 32), R32, C32, bv_const((2 << 16) | 1, 32), bv_const((2 << 16) | 1, 32)])])
+        past = lor(oy.ugt(t32), oy.eq(t32) & ox.ugt(c32))
+        processed = lor(~busy, past)
+        mid = busy & oy.eq(t32) & ox.eq(c32) & wy.eq(1)
+        return land(
+            cfg_ok,
+            implies(busy, land(p.eq(0), wx.eq(0), wy.ule(1), oy.ult(R32.lshr(1)), ox.ult(C32))),
+            implies(~busy, land(p.eq(0), oy.eq(0), ox.eq(0), wy.eq(0), wx.eq(0))),
+            c_in0.eq(x0), c_in1.eq(x1),
+            implies(processed, c_out.eq(ir_max(x0, x1))),
+            implies(~processed, c_out.eq(io)),
+            implies(mid, acc.eq(x0)),
+        )
+
+    def ir_post(s):
+        return s.cells[2].eq(ir_max(x0, x1))
+
+    # ------------------------------------------------------------------ FlexASR side
+    lib = {"x": __import__("numpy").zeros((2, 16), dtype="uint8")}
+    cfg_prog = [{"name": "maxp", "num_ts": shape["R"] if shape else 2, "num_v": shape["C"] // 16 if shape else 1}]
+    cmds = [c for c in asm.fragment_to_mmio(asm.ila_to_fragment(asm.tensor_to_ila(cfg_prog, lib)))
+            if not c.get("wait_irq")]
+    del lib
+    if symbolic:   # put the size symbols into the configuration words' bytes
+        for c in cmds:
+            if c["addr_in"] == K.CFG_LAYER_REDUCE:
+                c["data_in_6"], c["data_in_8"], c["data_in_9"] = V8, R16[7:0], R16[15:8]
+            elif c["addr_in"] == K.CFG_MEM_MNGR_LARGE:
+                c["data_in_0"] = V8
+    zero32 = bv_const(0, 32)
+    fx_in0 = tiled_addr(zero32, tau << 1, vv, V8) + ii
+    fx_in1 = tiled_addr(zero32, (tau << 1) + 1, vv, V8) + ii
+    fx_out = tiled_addr(zero32, tau, vv, V8) + ii
+    fmax = GB_ADPFLOAT_MAX
+
+    def fx_inv(s):
+        st = {v.name: v for v in s.states}
+        P = "gb_layer_reduce"
+        valid, state = st[f"{P}_child_valid"], st[f"{P}_child_state"]
+        ts, v = st[f"{P}_ts_cntr"], st[f"{P}_v_cntr"]
+        b0, b1, bo = st[f"{P}_base0"], st[f"{P}_base1"], st[f"{P}_base_out"]
+        a0, a1, ao = st[f"{P}_addr0"], st[f"{P}_addr1"], st[f"{P}_addr_out"]
+        c_in0, c_in1, c_out = s.cells
+        S = {k: state.eq(code) for k, code in LR.items()}
+        started = S["TS"] & ts.ne(0) | S["VEC"] | S["RED"] | S["DONE"]
+        k = (ts - 2).lshr(1)
+        n = ite(S["RED"], v - 1, v)
+        processed = lor(valid.eq(0), started & lor(tau.ult(k), tau.eq(k) & vv.ult(n)))
+        cfg_ok = land(st[f"{P}_mode"].eq(0), st[f"{P}_mem_idx"].eq(0), st[f"{P}_num_vector"].eq(V8),
+                      st[f"{P}_num_timestep"].eq(R16), st["gb_core_mem_mngr_large_base_large_0"].eq(0))
+        off = (zext(v - 1, 32)) << 8
+        return land(
+            cfg_ok,
+            implies(valid.eq(1), lor(*S.values())),
+            implies(valid.eq(0), S["DONE"]),
+            implies(started, land(ts[0].eq(0), ts.uge(2), ts.ule(R16), v.ule(V8),
+                                  b0.eq(tiled_addr(zero32, ts - 2, 0, V8)),
+                                  b1.eq(tiled_addr(zero32, ts - 1, 0, V8)),
+                                  bo.eq(tiled_addr(zero32, (ts - 2).lshr(1), 0, V8)))),
+            implies(S["TS"] & ts.ne(0), v.eq(V8) & ts.ult(R16)),
+            implies(S["VEC"], v.ult(V8)),
+            implies(S["RED"], land(v.uge(1), a0.eq(b0 + off), a1.eq(b1 + off), ao.eq(bo + off))),
+            implies(S["DONE"], ts.eq(R16) & v.eq(V8)),
+            implies(processed, c_out.eq(fmax(x0, x1))),
+            implies(~processed, land(c_in0.eq(x0), c_in1.eq(x1), c_out.eq(xo))),
+        )
+
+    def fx_post(s):
+        return s.cells[2].eq(fmax(x0, x1))
+
+    def final(systems):
+        return systems[0].cells[2].eq(systems[1].cells[2])
+
+    def link(apps):
+        return [n.eq(fmax(*n.args)) for n in apps if n.payload is ir_max]
+
+    acc = shared_model()
+    scope = "symbolic" if symbolic else f"{shape['R']}x{shape['C']}"
+    return ChcSpec(
+        pre=pre,
+        loops=[LoopSpec(Side(ir, [ir_cmd], "tensor"), [ir_in0, ir_in1, ir_out], [x0, x1, io], ir_inv, ir_post, "ir"),
+               LoopSpec(Side(acc, cmds, "gb_core_large_buffer"), [fx_in0, fx_in1, fx_out], [x0, x1, xo],
+                        fx_inv, fx_post, "flexasr")],
+        final=final, axioms=link if numerics != "exact" else (lambda apps: []), scope=scope)

@@ -1,0 +1,178 @@
+"""``--method chc``: the product program of the two loop nests as constrained Horn clauses.
+
+Each side of a mapping runs a straight-line prefix (configuration and start commands, executed
+symbolically from the model) and then its child-ILA loop. The loops are made array-free by cell
+morphing (:mod:`verify.cells`): the state is the model's scalar states plus the tracked memory
+cells at symbolic addresses (an arbitrary output cell and the input cells it reads, through the
+refinement map). The product program runs the IR loop, then the accelerator loop (sequential
+composition; the second predicate carries the first loop's final cells, so its invariant relates
+the two programs' states), and the final clause compares the tracked output cells.
+
+Clauses, over rigid parameters p (tracked indices, input values, and sizes when symbolic)::
+
+    pre(p) ∧ s = start(p)                 → Inv_k(s, p)          (initiation)
+    Inv_k(s, p) ∧ enabled_k(s) ∧ s' = T_k(s) → Inv_k(s', p)       (consecution)
+    Inv_k(s, p) ∧ fire_i(s) ∧ fire_j(s)    → false               (one instruction at a time)
+    Inv_k(s, p) ∧ ¬enabled_k(s)            → Post_k(s, p)         (exit)
+    pre(p) ∧ Post_IR ∧ Post_ACC            → cell_IR = cell_ACC   (safety)
+
+:func:`check_chc` checks the relational invariants supplied by the mapping clause by clause with
+any pysmt solver (quantifier-free bit-vector queries: validity of each clause), and hands the
+same clauses with unknown predicates to z3's Spacer engine (``solve_spacer``). A clause that is
+not valid is not a proof: the mapping is then searched for a counterexample by BMC at the given
+shape, which is replayed in the simulators.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ila.expr import FALSE, Expr, implies, land
+from ila.ops import Op
+from ila.simplify import Rewriter
+from ila.smt import SmtEncoder, axiom_instances, check, to_smtlib2
+from ila.unroll import execute
+from ila.verdict import Counterexample, Proved, Unknown
+from ila.walk import toposort
+from mappings.base import Side
+
+from .cells import LoopSystem, loop_system
+from .fragments import reset_state
+
+
+@dataclass
+class LoopSpec:
+    """One side's loop: prefix commands (configuration + start, no data), tracked cell addresses
+    and their initial values (the refinement map), and the supplied invariant and post-condition
+    as functions of the :class:`LoopSystem` (whose ``states`` are the model's state variables)."""
+    side: Side
+    addrs: list[Expr]
+    cell_init: list[Expr]
+    invariant: Callable[[LoopSystem], Expr]
+    post: Callable[[LoopSystem], Expr]
+    name: str = "loop"
+
+
+@dataclass
+class ChcSpec:
+    pre: Expr
+    loops: list[LoopSpec]
+    final: Callable[[list[LoopSystem]], Expr]
+    axioms: Callable[[list[Expr]], list[Expr]] = lambda apps: []
+    scope: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Clause:
+    name: str
+    formula: Expr                       # must be valid
+
+
+@dataclass
+class Built:
+    systems: list[LoopSystem]
+    starts: list[dict]
+    invariants: list[Expr]
+    posts: list[Expr]
+    clauses: list[Clause]
+
+
+def build(spec: ChcSpec) -> Built:
+    """Build the loop systems from the models and the clauses of the supplied invariants."""
+    systems, starts, invs, posts, clauses = [], [], [], [], []
+    for k, lp in enumerate(spec.loops):
+        ila = lp.side.ila
+        u = execute(ila, lp.side.commands, init={**reset_state(ila), **lp.side.init}, prefix=f"{lp.name}.",
+                    run_children=False)
+        sysm = loop_system(ila, lp.side.memory, lp.addrs, start_state=u.final, tag=lp.name)
+        start = {v: u.final[v.name] for v in sysm.states}
+        start.update(zip(sysm.cells, lp.cell_init))
+        inv, post = land(sysm.consistency(), lp.invariant(sysm)), lp.post(sysm)
+        at_start = Rewriter(start).one(inv)
+        at_next = Rewriter(sysm.next).one(inv)
+        clauses.append(Clause(f"{lp.name}: initiation", implies(spec.pre, at_start)))
+        clauses.append(Clause(f"{lp.name}: consecution", implies(land(spec.pre, inv, sysm.enabled), at_next)))
+        for i in range(len(sysm.fires)):
+            for j in range(i + 1, len(sysm.fires)):
+                (ni, fi), (nj, fj) = sysm.fires[i], sysm.fires[j]
+                clauses.append(Clause(f"{lp.name}: {ni} and {nj} exclusive", implies(land(spec.pre, inv, fi, fj), FALSE)))
+        clauses.append(Clause(f"{lp.name}: exit", implies(land(spec.pre, inv, ~sysm.enabled), post)))
+        systems.append(sysm)
+        starts.append(start)
+        invs.append(inv)
+        posts.append(post)
+    clauses.append(Clause("safety", implies(land(spec.pre, *posts), spec.final(systems))))
+    return Built(systems, starts, invs, posts, clauses)
+
+
+def _valid(clause: Clause, spec: ChcSpec, *, solver: str, timeout: float | None, inline_ufs: bool,
+           emit_dir: str | None, label: str):
+    goal = Rewriter().one(~clause.formula)
+    if goal is FALSE:
+        return "valid", 0.0, ""
+    apps = [n for n in toposort([goal]) if n.op is Op.APPLY]
+    axioms = axiom_instances([goal], inline_ufs=inline_ufs) + ([] if inline_ufs else spec.axioms(apps))
+    enc = SmtEncoder(inline_ufs=inline_ufs)
+    fs = enc.encode_all([goal] + axioms)
+    if emit_dir:
+        safe = "".join(ch if ch.isalnum() else "_" for ch in clause.name)
+        with open(os.path.join(emit_dir, f"{label}.{safe}.smt2"), "w") as fh:
+            fh.write(to_smtlib2(enc, fs))
+    res = check(enc, fs, solver=solver, timeout=timeout)
+    status = {"unsat": "valid", "sat": "invalid", "unknown": "unknown"}[res.status]
+    return status, res.seconds, res.reason
+
+
+def check_invariants(spec: ChcSpec, *, solver: str = "z3", timeout: float | None = None, inline_ufs: bool = False,
+                     emit_dir: str | None = None, label: str = "mapping") -> tuple[str, list[tuple[str, str, float]]]:
+    """Check every clause of the supplied invariants; return ('valid'|'invalid'|'unknown', rows)."""
+    built = build(spec)
+    rows = []
+    overall = "valid"
+    for c in built.clauses:
+        status, secs, reason = _valid(c, spec, solver=solver, timeout=timeout, inline_ufs=inline_ufs,
+                                      emit_dir=emit_dir, label=label)
+        rows.append((c.name, status if not reason else f"{status} ({reason})", secs))
+        if status == "invalid":
+            overall = "invalid"
+        elif status == "unknown" and overall == "valid":
+            overall = "unknown"
+    return overall, rows
+
+
+def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float | None = None,
+              numerics: str = "uf", emit_smt: str | None = None):
+    """``verify.mapping --method chc``: prove with the mapping's relational invariants."""
+    t0 = time.perf_counter()
+    spec: ChcSpec = mapping.extras["chc"](shape, numerics=numerics)
+    label = f"{mapping.name}.{spec.scope}"
+    if emit_smt:
+        os.makedirs(emit_smt, exist_ok=True)
+    overall, rows = check_invariants(spec, solver=solver, timeout=timeout, inline_ufs=numerics == "exact",
+                                     emit_dir=emit_smt, label=label)
+    if emit_smt:
+        from .horn import horn_smtlib
+        with open(os.path.join(emit_smt, f"{label}.horn.smt2"), "w") as fh:
+            fh.write(horn_smtlib(spec, inline_ufs=numerics == "exact"))
+    # (z3's Spacer does not accept uninterpreted functions in HORN problems; see verify/horn.py)
+    secs = time.perf_counter() - t0
+    table = "; ".join(f"{n}: {s} ({t:.2f} s)" for n, s, t in rows)
+    if overall == "valid":
+        return Proved("chc", solver, secs, f"relational invariants hold for all {len(rows)} clauses", scope=spec.scope)
+    if overall == "unknown":
+        return Unknown("chc", solver, secs, reason=f"some clauses unknown: {table}")
+    bad = [n for n, s, _ in rows if s.startswith("invalid")]
+    if shape is not None and "proof" in mapping.extras:
+        from .bmc import check_bmc
+        v = check_bmc(mapping.extras["proof"](shape, numerics=numerics), solver=solver, timeout=timeout,
+                      inline_ufs=numerics == "exact")
+        if isinstance(v, Counterexample):
+            return Counterexample("chc", solver, time.perf_counter() - t0,
+                                  f"clause(s) {', '.join(bad)} fail; BMC at this shape finds: {v.detail}",
+                                  trace=v.trace, replayed=v.replayed)
+    return Unknown("chc", solver, time.perf_counter() - t0,
+                   reason=f"the supplied invariant is not inductive (clauses {', '.join(bad)} fail) and no "
+                          f"counterexample was found at this shape")
