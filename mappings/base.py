@@ -128,6 +128,7 @@ class ProofSetup:
     axioms: list = field(default_factory=list)
     funcs: list = field(default_factory=list)
     describe_output: Callable[[int], str] = lambda k: f"output {k}"
+    inputs: list = field(default_factory=list)   # (IR address, accelerator address) of data[k]
 
 
 def symbolic_data(n: int, width: int, prefix: str = "d") -> list[Expr]:

@@ -143,23 +143,51 @@ def check_invariants(spec: ChcSpec, *, solver: str = "z3", timeout: float | None
     return overall, rows
 
 
+def check_store_lemma(ps) -> list[str]:
+    """The data-movement part of a mapping for a fixed shape: executing each side's command stream
+    without its loops (``run_children=False``) leaves every input element at the address the
+    refinement map gives. Returns the violations (empty: the lemma holds for all data)."""
+    from ila.expr import bv_const
+    bad = []
+    for side, pick in ((ps.ir, 0), (ps.acc, 1)):
+        u = execute(side.ila, side.commands, init=reset_state(side.ila), prefix="lemma.", run_children=False)
+        mem = u.final[side.memory]
+        rw = Rewriter()
+        for k, pair in enumerate(ps.inputs):
+            got = rw.load(mem, bv_const(pair[pick], mem.sort.addr_width))
+            if got is not ps.data[k]:
+                bad.append(f"{'IR' if pick == 0 else 'accelerator'} input {k} at {pair[pick]:#x} holds {got.short()}")
+                if len(bad) >= 3:
+                    return bad
+    return bad
+
+
 def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float | None = None,
-              numerics: str = "uf", emit_smt: str | None = None):
-    """``verify.mapping --method chc``: prove with the mapping's relational invariants."""
+              numerics: str = "uf", emit_smt: str | None = None, mutation: str | None = None):
+    """``verify.mapping --method chc``: prove with the mapping's relational invariants.
+    ``mutation`` selects one of the mapping's seeded bugs (mutation testing)."""
     t0 = time.perf_counter()
-    spec: ChcSpec = mapping.extras["chc"](shape, numerics=numerics)
+    kw = {"mutation": mutation} if mutation else {}
+    spec: ChcSpec = mapping.extras["chc"](shape, numerics=numerics, **kw)
     label = f"{mapping.name}.{spec.scope}"
     if emit_smt:
         os.makedirs(emit_smt, exist_ok=True)
     overall, rows = check_invariants(spec, solver=solver, timeout=timeout, inline_ufs=numerics == "exact",
                                      emit_dir=emit_smt, label=label)
+    if shape is not None and "proof" in mapping.extras:      # the loops start from the refinement map:
+        t1 = time.perf_counter()                               # check the store streams establish it
+        bad = check_store_lemma(mapping.extras["proof"](shape, numerics=numerics, **kw))
+        rows.append(("store streams realise the refinement map", "invalid: " + "; ".join(bad) if bad else "valid",
+                     time.perf_counter() - t1))
+        if bad:
+            overall = "invalid"
     if emit_smt:
         from .horn import horn_smtlib
         with open(os.path.join(emit_smt, f"{label}.horn.smt2"), "w") as fh:
             fh.write(horn_smtlib(spec, inline_ufs=numerics == "exact"))
     # (z3's Spacer does not accept uninterpreted functions in HORN problems; see verify/horn.py)
     secs = time.perf_counter() - t0
-    table = "; ".join(f"{n}: {s} ({t:.2f} s)" for n, s, t in rows)
+    table = "; ".join(f"{n}: {s} ({t:.2f} s)" for n, s, t in rows if not s.startswith("valid"))
     if overall == "valid":
         return Proved("chc", solver, secs, f"relational invariants hold for all {len(rows)} clauses", scope=spec.scope)
     if overall == "unknown":
@@ -167,7 +195,7 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
     bad = [n for n, s, _ in rows if s.startswith("invalid")]
     if shape is not None and "proof" in mapping.extras:
         from .bmc import check_bmc
-        v = check_bmc(mapping.extras["proof"](shape, numerics=numerics), solver=solver, timeout=timeout,
+        v = check_bmc(mapping.extras["proof"](shape, numerics=numerics, **kw), solver=solver, timeout=timeout,
                       inline_ufs=numerics == "exact")
         if isinstance(v, Counterexample):
             return Counterexample("chc", solver, time.perf_counter() - t0,

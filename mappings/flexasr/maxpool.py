@@ -24,7 +24,7 @@ import numpy as np
 from ila import bv_const, ite, zext
 from ila.models.relay import FUNC_IDS, relay_ila
 from ila.models.relay_numerics import abstract
-from mappings.base import Mapping, SideCondition
+from mappings.base import Mapping, ProofSetup, Side, SideCondition, symbolic_data
 
 GB_LARGE_SIZE = 1 << 20
 NAME = "flexasr.maxpool"
@@ -79,20 +79,61 @@ def ir_commands(R: int, C: int, data) -> list[dict]:
     return cmds
 
 
-def acc_commands(R: int, C: int, data, *, mode: int = 0, num_v: int | None = None, num_ts: int | None = None):
+MUTATIONS = {
+    # seeded bugs for mutation testing (benchmarks/mutation_maxpool.py): name -> description
+    "tiling_stride": "model: LayerReduce's tiled address uses a timestep-group stride of num_v*16+1 rows",
+    "timestep_off_by_one": "mapping: num_timestep configured as R-2",
+    "wrong_mode": "mapping: LayerReduce mode 1 (mean) instead of 0 (max)",
+    "wrong_base": "mapping: memory-manager base of memory index 0 is 1 (16 bytes off)",
+    "missing_lane": "mapping: the last 16-byte store of the input is not emitted",
+    "wrong_in_place_target": "mapping: results read back one timestep too late",
+    "wrong_vector_count": "mapping: num_vector configured as C/16 - 1",
+    "duplicate_operand": "model: vector_max reads the first timestep of the pair twice",
+}
+
+
+def build_model(mutation: str | None = None):
+    """The FlexASR model, or a freshly built copy with a seeded model bug (see MUTATIONS)."""
+    from ila.models.flexasr import build_flexasr, layer_reduce, shared_model
+    if mutation not in ("tiling_stride", "duplicate_operand"):
+        return shared_model()
+    saved = (layer_reduce.tiled_addr, layer_reduce.GB_ADPFLOAT_MAX)
+    try:
+        if mutation == "tiling_stride":
+            from ila.models.flexasr.top import u32
+            def bad_tiled(base, t, v, num_v):
+                t32, n32 = u32(t), u32(num_v)
+                out = base + (((t32 & 15) + (t32.lshr(4) * (n32 << 4) + t32.lshr(4))) << 4)
+                return out + (u32(v) << 8) if not isinstance(v, int) else (out + (v << 8) if v else out)
+            layer_reduce.tiled_addr = bad_tiled
+        else:
+            real = saved[1]
+            layer_reduce.GB_ADPFLOAT_MAX = lambda a, b: real(a, a)
+        return build_flexasr()
+    finally:
+        layer_reduce.tiled_addr, layer_reduce.GB_ADPFLOAT_MAX = saved
+
+
+def acc_commands(R: int, C: int, data, *, mutation: str | None = None):
     """FlexASR MMIO fragment, from the model's own assembler (tensor assembly ``store_act`` +
-    ``maxp``), with the data bytes of each GB store replaced by the given per-element values."""
+    ``maxp``), with the data bytes of each GB store replaced by the given per-element values
+    (``data=None``: the configuration and start commands only)."""
     from ila.models.flexasr import assembler as asm
     from ila.models.flexasr import constants as K
     lib = {"x": np.zeros((R, C), dtype=np.uint8)}
-    prog = [{"name": "store_act", "tensor": "x", "base": 0},
-            {"name": "maxp", "num_ts": R, "num_v": C // 16}]
+    prog = ([{"name": "store_act", "tensor": "x", "base": 0}] if data is not None else []) + \
+        [{"name": "maxp", "num_ts": R, "num_v": C // 16}]
     asm_prog = asm.tensor_to_ila(prog, lib)
-    for ins in asm_prog:                  # mutations for tests: mode / counts
+    for ins in asm_prog:
         if ins["name"] == "cfg_ly_reduce":
-            ins["mode"] = mode
-            ins["num_vector"] = num_v if num_v is not None else ins["num_vector"]
-            ins["num_timestep"] = num_ts if num_ts is not None else ins["num_timestep"]
+            ins["mode"] = 1 if mutation == "wrong_mode" else ins["mode"]
+            ins["num_timestep"] -= 2 if mutation == "timestep_off_by_one" else 0
+            ins["num_vector"] -= 1 if mutation == "wrong_vector_count" else 0
+        if ins["name"] == "cfg_mmngr_gb_large" and mutation == "wrong_base":
+            ins["base_large_0"] = 1
+    if mutation == "missing_lane" and data is not None:
+        last = max(i for i, ins in enumerate(asm_prog) if ins["name"] == "write_v")
+        del asm_prog[last]
     cmds = asm.fragment_to_mmio(asm.ila_to_fragment(asm_prog))
     where = {int(o): (t, c) for (t, c), o in np.ndenumerate(tiled(R, C))}
     out = []
@@ -109,29 +150,27 @@ def acc_commands(R: int, C: int, data, *, mode: int = 0, num_v: int | None = Non
     return out
 
 
-def proof_setup(shape: dict, *, numerics: str = "uf", mutate: dict | None = None):
+def proof_setup(shape: dict, *, numerics: str = "uf", mutation: str | None = None):
     """The two fragments over shared symbolic data, for ``verify.bmc`` (see module docstring)."""
-    from ila.models.flexasr import shared_model
     from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX
-    from mappings.base import ProofSetup, Side, symbolic_data
     R, C = shape["R"], shape["C"]
-    mutate = dict(mutate or {})
+    if mutation is not None and mutation not in MUTATIONS:
+        raise ValueError(f"unknown mutation {mutation!r}; known: {sorted(MUTATIONS)}")
     num = ir_numerics()
     ir = relay_ila(num, tensor_entries=1 << 22)
     d = symbolic_data(R * C, 8)
-    acc_cmds = acc_commands(R, C, d, **{k: mutate.pop(k) for k in ("mode", "num_v", "num_ts") if k in mutate})
+    acc_cmds = acc_commands(R, C, d, mutation=mutation)
     off = tiled(R, C)
-    out_shift = mutate.pop("out_timestep_shift", 0)
-    outs = [(R * C + t * C + c, int(off[t + out_shift, c])) for t in range(R // 2) for c in range(C)]
-    if mutate:
-        raise ValueError(f"unknown mutation(s) {sorted(mutate)}")
+    shift = 1 if mutation == "wrong_in_place_target" else 0
+    outs = [(R * C + t * C + c, int(off[t + shift, c])) for t in range(R // 2) for c in range(C)]
 
     def link(apps):
         return [n.eq(GB_ADPFLOAT_MAX(*n.args)) for n in apps if n.payload is num.max]
     return ProofSetup(Side(ir, ir_commands(R, C, d), "tensor"),
-                      Side(shared_model(), acc_cmds, "gb_core_large_buffer"), d, outs,
+                      Side(build_model(mutation), acc_cmds, "gb_core_large_buffer"), d, outs,
                       axioms=[] if numerics == "exact" else [link], funcs=[num.max, GB_ADPFLOAT_MAX],
-                      describe_output=lambda k: f"output ({k // C}, {k % C})")
+                      describe_output=lambda k: f"output ({k // C}, {k % C})",
+                      inputs=[(t * C + c, int(off[t, c])) for t in range(R) for c in range(C)])
 
 
 # ----------------------------------------------------------------------------- simulation
@@ -182,8 +221,9 @@ MAPPING = Mapping(
     shape_strategy=shape_strategy,
     edge_inputs=edge_inputs,
     extras={"proof": proof_setup,
-            "chc": lambda shape, numerics="uf": __import__("mappings.flexasr.maxpool_chc",
-                                                          fromlist=["chc_spec"]).chc_spec(shape, numerics=numerics),
+            "chc": lambda shape, numerics="uf", mutation=None: __import__(
+                "mappings.flexasr.maxpool_chc", fromlist=["chc_spec"]).chc_spec(shape, numerics=numerics, mutation=mutation),
+            "mutations": MUTATIONS,
             "depends_on": ("ila.models.flexasr", "ila.models.relay", "ila.models.relay_numerics",
                            "ila.numerics.adaptivfloat")},
 )

@@ -32,15 +32,13 @@ def _p(name, w):
     return symbol(f"p.{name}", BvSort(w))
 
 
-def chc_spec(shape: dict | None, *, numerics: str = "uf"):
-    from ila.models.flexasr import assembler as asm
+def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None = None):
     from ila.models.flexasr import constants as K
-    from ila.models.flexasr import shared_model
     from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX
     from ila.models.flexasr.top import tiled_addr
     from ila.models.relay import relay_ila
     from verify.chc import ChcSpec, LoopSpec
-    from .maxpool import ir_numerics
+    from .maxpool import acc_commands, build_model, ir_numerics
 
     symbolic = shape is None
     if symbolic:
@@ -95,11 +93,8 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf"):
         return s.cells[2].eq(ir_max(x0, x1))
 
     # ------------------------------------------------------------------ FlexASR side
-    lib = {"x": __import__("numpy").zeros((2, 16), dtype="uint8")}
-    cfg_prog = [{"name": "maxp", "num_ts": shape["R"] if shape else 2, "num_v": shape["C"] // 16 if shape else 1}]
-    cmds = [c for c in asm.fragment_to_mmio(asm.ila_to_fragment(asm.tensor_to_ila(cfg_prog, lib)))
-            if not c.get("wait_irq")]
-    del lib
+    R0, C0 = (shape["R"], shape["C"]) if shape else (2, 16)
+    cmds = acc_commands(R0, C0, None, mutation=mutation)
     if symbolic:   # put the size symbols into the configuration words' bytes
         for c in cmds:
             if c["addr_in"] == K.CFG_LAYER_REDUCE:
@@ -109,7 +104,7 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf"):
     zero32 = bv_const(0, 32)
     fx_in0 = tiled_addr(zero32, tau << 1, vv, V8) + ii
     fx_in1 = tiled_addr(zero32, (tau << 1) + 1, vv, V8) + ii
-    fx_out = tiled_addr(zero32, tau, vv, V8) + ii
+    fx_out = tiled_addr(zero32, tau + (1 if mutation == "wrong_in_place_target" else 0), vv, V8) + ii
     fmax = GB_ADPFLOAT_MAX
 
     def fx_inv(s):
@@ -153,7 +148,7 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf"):
     def link(apps):
         return [n.eq(fmax(*n.args)) for n in apps if n.payload is ir_max]
 
-    acc = shared_model()
+    acc = build_model(mutation)
     scope = "symbolic" if symbolic else f"{shape['R']}x{shape['C']}"
     return ChcSpec(
         pre=pre,
