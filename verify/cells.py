@@ -50,6 +50,7 @@ class LoopSystem:
     enabled: Expr
     fires: list[tuple[str, Expr]]
     havocs: list[Expr] = field(default_factory=list)
+    next_by_instr: list[dict[Expr, Expr]] = field(default_factory=list)   # per fire: var -> next
 
     @property
     def vars(self) -> list[Expr]:
@@ -168,5 +169,6 @@ def loop_system(ila: Ila, memory: str, addrs: list[Expr], *, start_state: dict[s
         for v in nxt:
             nxt[v] = mo.rw.build(Op.ITE, v.sort, (fire, upd[v], nxt[v]), None)
     enabled = lor(*[f for _, f in fires]) if fires else FALSE
-    return LoopSystem(ila, memory, addrs, cells, support, nxt, mo.rw.one(enabled), fires, havocs)
+    return LoopSystem(ila, memory, addrs, cells, support, nxt, mo.rw.one(enabled), fires, havocs,
+                      [upd for _, upd in per_instr])
 

@@ -65,10 +65,22 @@ class ChcSpec:
     notes: list[str] = field(default_factory=list)
 
 
+def _conjuncts(e: Expr) -> list[Expr]:
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        if x.op is Op.AND:
+            stack.extend(reversed(x.args))
+        else:
+            out.append(x)
+    return out
+
+
 @dataclass
 class Clause:
     name: str
     formula: Expr                       # must be valid
+    parts: list["Clause"] = field(default_factory=list)   # equivalent split, tried if needed
 
 
 @dataclass
@@ -78,6 +90,9 @@ class Built:
     invariants: list[Expr]
     posts: list[Expr]
     clauses: list[Clause]
+
+
+MONOLITHIC_TIMEOUT = 20.0   # seconds for the one-query consecution before splitting it
 
 
 def build(spec: ChcSpec) -> Built:
@@ -92,9 +107,17 @@ def build(spec: ChcSpec) -> Built:
         start.update(zip(sysm.cells, lp.cell_init))
         inv, post = land(sysm.consistency(), lp.invariant(sysm)), lp.post(sysm)
         at_start = Rewriter(start).one(inv)
-        at_next = Rewriter(sysm.next).one(inv)
         clauses.append(Clause(f"{lp.name}: initiation", implies(spec.pre, at_start)))
-        clauses.append(Clause(f"{lp.name}: consecution", implies(land(spec.pre, inv, sysm.enabled), at_next)))
+        # consecution: one query; if that is not quickly valid, split per instruction and per
+        # conjunct of the invariant (many small queries, which scale to symbolic sizes better)
+        parts = []
+        for (iname, fire), nxt in zip(sysm.fires, sysm.next_by_instr):
+            rw = Rewriter(nxt)
+            for j, conj in enumerate(_conjuncts(inv)):
+                parts.append(Clause(f"{lp.name}: consecution [{iname}] #{j}",
+                                    implies(land(spec.pre, inv, fire), rw.one(conj))))
+        clauses.append(Clause(f"{lp.name}: consecution",
+                              implies(land(spec.pre, inv, sysm.enabled), Rewriter(sysm.next).one(inv)), parts))
         for i in range(len(sysm.fires)):
             for j in range(i + 1, len(sysm.fires)):
                 (ni, fi), (nj, fj) = sysm.fires[i], sysm.fires[j]
@@ -133,8 +156,19 @@ def check_invariants(spec: ChcSpec, *, solver: str = "z3", timeout: float | None
     rows = []
     overall = "valid"
     for c in built.clauses:
-        status, secs, reason = _valid(c, spec, solver=solver, timeout=timeout, inline_ufs=inline_ufs,
+        first = timeout if not c.parts else min(timeout or MONOLITHIC_TIMEOUT, MONOLITHIC_TIMEOUT)
+        status, secs, reason = _valid(c, spec, solver=solver, timeout=first, inline_ufs=inline_ufs,
                                       emit_dir=emit_dir, label=label)
+        if status != "valid" and c.parts:
+            for part in c.parts:
+                st, sec, why = _valid(part, spec, solver=solver, timeout=timeout, inline_ufs=inline_ufs,
+                                      emit_dir=emit_dir, label=label)
+                rows.append((part.name, st if not why else f"{st} ({why})", sec))
+                if st == "invalid":
+                    overall = "invalid"
+                elif st == "unknown" and overall == "valid":
+                    overall = "unknown"
+            continue
         rows.append((c.name, status if not reason else f"{status} ({reason})", secs))
         if status == "invalid":
             overall = "invalid"
