@@ -137,3 +137,28 @@ def symbolic_data(n: int, width: int, prefix: str = "d") -> list[Expr]:
     return [symbol(f"{prefix}{k}", BvSort(width)) for k in range(n)]
 
 
+
+# ----------------------------------------------------------------------------- CHC artefacts
+@dataclass
+class LoopSpec:
+    """One side's loop: prefix commands (configuration + start, no data), tracked cell addresses
+    and their initial values (the refinement map), and the supplied invariant and post-condition
+    as functions of the ``verify.cells.LoopSystem`` (whose ``states`` are the model's state variables)."""
+    side: Side
+    addrs: list
+    cell_init: list
+    invariant: Callable[[Any], Any]
+    post: Callable[[Any], Any]
+    name: str = "loop"
+
+
+@dataclass
+class ChcSpec:
+    pre: Any
+    loops: list[LoopSpec]
+    final: Callable[[list], Any]
+    axioms: Callable[[list], list] = lambda apps: []
+    scope: str = ""
+    notes: list[str] = field(default_factory=list)
+
+

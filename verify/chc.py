@@ -36,33 +36,10 @@ from ila.smt import SmtEncoder, axiom_instances, check, to_smtlib2
 from ila.unroll import execute
 from ila.verdict import Counterexample, Proved, Unknown
 from ila.walk import toposort
-from mappings.base import Side
+from mappings.base import ChcSpec, LoopSpec, Side  # noqa: F401  (re-exported)
 
 from .cells import LoopSystem, loop_system
 from .fragments import reset_state
-
-
-@dataclass
-class LoopSpec:
-    """One side's loop: prefix commands (configuration + start, no data), tracked cell addresses
-    and their initial values (the refinement map), and the supplied invariant and post-condition
-    as functions of the :class:`LoopSystem` (whose ``states`` are the model's state variables)."""
-    side: Side
-    addrs: list[Expr]
-    cell_init: list[Expr]
-    invariant: Callable[[LoopSystem], Expr]
-    post: Callable[[LoopSystem], Expr]
-    name: str = "loop"
-
-
-@dataclass
-class ChcSpec:
-    pre: Expr
-    loops: list[LoopSpec]
-    final: Callable[[list[LoopSystem]], Expr]
-    axioms: Callable[[list[Expr]], list[Expr]] = lambda apps: []
-    scope: str = ""
-    notes: list[str] = field(default_factory=list)
 
 
 def _conjuncts(e: Expr) -> list[Expr]:

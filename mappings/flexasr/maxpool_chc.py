@@ -22,7 +22,7 @@ from __future__ import annotations
 from ila import BvSort, bv_const, implies, ite, land, lor, zext
 from ila.models.relay import FUNC_IDS
 from ila.unroll import symbol
-from mappings.base import Side
+from mappings.base import ChcSpec, LoopSpec, Side
 
 GB_LARGE = 1 << 20
 LR = dict(PREP=0, TS=2, VEC=3, RED=4, DONE=5)
@@ -37,7 +37,6 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None =
     from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX
     from ila.models.flexasr.top import tiled_addr
     from ila.models.relay import relay_ila
-    from verify.chc import ChcSpec, LoopSpec
     from .maxpool import acc_commands, build_model, ir_numerics
 
     symbolic = shape is None
