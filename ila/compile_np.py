@@ -131,19 +131,7 @@ class _Codegen:
                     out.extend(es)
             return out + [p.taddr, p.tdata]
 
-        order: list[Expr] = []
-        seen: set[int] = set()
-        stack = [(r, False) for r in reversed(list(roots))]
-        while stack:
-            node, done = stack.pop()
-            if done:
-                order.append(node)
-                continue
-            if node.uid in seen:
-                continue
-            seen.add(node.uid)
-            stack.append((node, True))
-            stack.extend((d, False) for d in reversed(deps(node)) if d.uid not in seen)
+        order = toposort(list(roots), deps)
         slot_src: dict[int, tuple[list[Expr], int]] = {}
         for p in plans.values():
             for sv, es in p.slots:

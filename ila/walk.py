@@ -1,13 +1,14 @@
 """Iterative, memoised traversal of expression DAGs (never recursive: unrolled formulas are deep)."""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .expr import Expr
 
 
-def toposort(roots: Iterable[Expr]) -> list[Expr]:
-    """All nodes reachable from ``roots``, each once, children before parents."""
+def toposort(roots: Iterable[Expr], children: Callable[[Expr], Iterable[Expr]] | None = None) -> list[Expr]:
+    """All nodes reachable from ``roots``, each once, children before parents. ``children``
+    overrides a node's successors (default: its arguments)."""
     order: list[Expr] = []
     seen: set[int] = set()
     stack: list[tuple[Expr, bool]] = [(r, False) for r in reversed(list(roots))]
@@ -20,7 +21,7 @@ def toposort(roots: Iterable[Expr]) -> list[Expr]:
             continue
         seen.add(node.uid)
         stack.append((node, True))
-        for a in reversed(node.args):
+        for a in reversed(list(node.args if children is None else children(node))):
             if a.uid not in seen:
                 stack.append((a, False))
     return order
