@@ -69,6 +69,8 @@ PE_INPUT_OFFSET = 0x00600000
 PE_INPUT_SIZE = 1 << 14
 PE_ACT_BUF_SIZE = 1 << 12                   # 20-bit entries (ours)
 PE_CORE_OUT_SIZE = 1 << 12                  # 20-bit core outputs, one per output row (ours)
+PE_CORE_OC = 4                              # output vectors per PE-core MAC instruction (ours)
+PE_PARTIAL_SUMS = 256 * PE_CORE_OC          # 32-bit partial sums, one per (output vector, lane, k)
 
 # Field packing: name -> (first byte, number of bytes); fields narrower than their bytes take the
 # low bits. GB packings are the public model's; PE packings are ours.

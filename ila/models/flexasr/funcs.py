@@ -84,6 +84,12 @@ PE_PRODUCT_SUM16 = FuncRef(
 """Sum of 16 ``ProductSum(w_k, x_k)`` (``adpfloat_mul`` into the accumulator), 32-bit wrap.
 Arguments: w_0..w_15, x_0..x_15."""
 
+PRODUCT_SUM = FuncRef(
+    "ProductSum", B32, [B8, B8],
+    body=lambda w, x: _u(af.product(w, x), af.ACCUM_W),
+    axioms=[lambda a, b: PRODUCT_SUM(a, b).eq(PRODUCT_SUM(b, a))])
+"""``adpfloat_mul`` of a weight and an input into the 32-bit accumulator (flexnlp-ila ``ProductSum``)."""
+
 ACCUM_ADD = FuncRef(
     "AccumAdd", B32, [B32, B32],
     body=lambda a, b: _u(_s(a, 32) + _s(b, 32), 32),

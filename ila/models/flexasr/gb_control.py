@@ -25,10 +25,10 @@ Child ``PE_ACT_CHILD``: runs the num_inst-op micro-program once per output group
 """
 from __future__ import annotations
 
-from ... import bv_const, ite, load, store
+from ... import TRUE, bv_const, ite, load, store, zext
 from . import constants as C
 from .funcs import (FIXED2ADAPTFLOAT, PE_ACT_EADD, PE_ACT_EMUL, PE_ACT_ONEX, PE_ACT_RELU, PE_ACT_SIGMOID,
-                    PE_ACT_TANH, PE_CORE_ACCUM2ACT, PE_PRODUCT_SUM16)
+                    PE_ACT_TANH, PE_CORE_ACCUM2ACT, PRODUCT_SUM)
 from .top import Flex, large_base, start_instr, tiled_addr, u32
 
 PREFIX = "gb_control"
@@ -106,8 +106,17 @@ def build(f: Flex):
     i.set_update(valid, _c(0, 1))
     i.set_update(f["top_interrupt_request"], _c(1, 1))
 
-    _build_core(f, core_valid, core_state, o, j, mngr, act_valid)
-    _build_act(f, act_valid, state, t, cfg, first)
+    fetched = (f.new_bv("pe_act_opcode", 4), f.new_bv("pe_act_ra", 2), f.new_bv("pe_act_rb", 2))
+    _build_core(f, core_valid, core_state, o, j, mngr, act_valid, fetched)
+    _build_act(f, act_valid, state, t, cfg, first, fetched)
+
+
+def _act_fetch(f: Flex, pc):
+    """(opcode, A, B) of PE0's activation micro-op number ``pc`` (the PEs run in lockstep)."""
+    inst = f["pe0_act_inst_0"]
+    for k in range(1, 32):
+        inst = ite(pc.eq(k), f[f"pe0_act_inst_{k}"], inst)
+    return inst[7:4], inst[3:2], inst[1:0]
 
 
 def _mngr(f, p, mngr, field):
@@ -115,69 +124,91 @@ def _mngr(f, p, mngr, field):
     return ite(mngr.eq(0), a, b)
 
 
-def _build_core(f: Flex, core_valid, core_state, o, j, mngr, act_valid):
+OC = C.PE_CORE_OC   # output vectors per PE_CORE_CHILD instruction (lanes past num_output are inert)
+
+
+def _build_core(f: Flex, core_valid, core_state, o, j, mngr, act_valid, fetched):
+    """PE core: ``pe_core_mac`` for output vectors o..o+OC-1 and input vector j, ``pe_core_bias``
+    once per output chunk and manager (see the module docstring)."""
     c = f.m.new_child("PE_CORE_CHILD")
     c.set_valid(core_valid.eq(1))
     nin = _mngr(f, 0, mngr, "num_inputs")
+    nout = f["pe0_rnn_layer_sizing_num_output"]
+    o9, nout9 = zext(o, 9), zext(nout, 9)                             # no wrap-around near 255
+    live = [(o9 + oo).ult(nout9) for oo in range(OC)]
+    o_eff = [ite(live[oo], o + oo, o) for oo in range(OC)]           # clamped: loads stay in range
 
     i = c.new_instr("pe_core_mac")
     i.set_decode(core_state.eq(0))
     for p in range(C.NUM_PE):
-        wbuf, ibuf, acc = f[f"pe{p}_weight_buffer"], f[f"pe{p}_input_buffer"], f[f"pe{p}_accum"]
-        n_p = _mngr(f, p, mngr, "num_inputs")
-        wbase = (u32(_mngr(f, p, mngr, "base_weight")) << 4) + ((u32(o) * u32(n_p) + u32(j)) << 8)
+        wbuf, ibuf, part = f[f"pe{p}_weight_buffer"], f[f"pe{p}_input_buffer"], f[f"pe{p}_accum"]
+        n_p = u32(_mngr(f, p, mngr, "num_inputs"))
+        wb = u32(_mngr(f, p, mngr, "base_weight")) << 4
         ibase = (u32(_mngr(f, p, mngr, "base_input")) << 4) + (u32(j) << 4)
-        xs = [load(ibuf, ibase + k) for k in range(C.VEC)]
-        new = acc
-        for lane in range(C.VEC):
-            ws = [load(wbuf, wbase + (16 * lane + k)) for k in range(C.VEC)]
-            prev = ite(j.eq(0), _c(0, 32), load(acc, _c(lane, 8)))
-            new = store(new, _c(lane, 8), prev + PE_PRODUCT_SUM16(*ws, *xs))
-        i.set_update(acc, new)
+        new = part
+        for oo in range(OC):
+            wbase = wb + ((u32(o_eff[oo]) * n_p + u32(j)) << 8)
+            for lane in range(C.VEC):
+                for k in range(C.VEC):
+                    cell = _c(256 * oo + 16 * lane + k, 16)
+                    prev = ite(j.eq(0), _c(0, 32), load(part, cell))
+                    prod = PRODUCT_SUM(load(wbuf, wbase + (16 * lane + k)), load(ibuf, ibase + k))
+                    new = store(new, cell, prev + prod)
+        i.set_update(part, new)
     last_j = (j + 1).eq(nin)
     i.set_update(j, ite(last_j, _c(0, 8), j + 1))
     i.set_update(core_state, ite(last_j, _c(1, 1), _c(0, 1)))
 
     i = c.new_instr("pe_core_bias")
     i.set_decode(core_state.eq(1))
+    first_mngr = mngr.eq(0)
     for p in range(C.NUM_PE):
-        acc, out, wbuf = f[f"pe{p}_accum"], f[f"pe{p}_core_out"], f[f"pe{p}_weight_buffer"]
-        rs, m1 = f"pe{p}_rnn_layer_sizing", f"pe{p}_mem_mngr_1"
-        bias_base = (u32(f[f"{m1}_base_bias"]) << 4) + (u32(o) << 4)
-        obase = u32(o) << 4
+        part, out, wbuf = f[f"pe{p}_accum"], f[f"pe{p}_core_out"], f[f"pe{p}_weight_buffer"]
+        rs, m1, m2 = f"pe{p}_rnn_layer_sizing", f"pe{p}_mem_mngr_1", f"pe{p}_mem_mngr_2"
+        bw = ite(first_mngr, f[f"{m1}_adpbias_weight"], f[f"{m2}_adpbias_weight"])
+        bi = ite(first_mngr, f[f"{m1}_adpbias_input"], f[f"{m2}_adpbias_input"])
+        bb = ite(first_mngr, f[f"{m1}_adpbias_bias"], _c(0, 3))
+        is_bias = ite(first_mngr, f[f"{rs}_is_bias"], _c(0, 1))
         new = out
-        for lane in range(C.VEC):
-            a = load(acc, _c(lane, 8))
-            r1 = PE_CORE_ACCUM2ACT(a, load(wbuf, bias_base + lane), f[f"{m1}_adpbias_weight"],
-                                   f[f"{m1}_adpbias_input"], f[f"{m1}_adpbias_bias"], f[f"{rs}_is_bias"])
-            r2 = PE_CORE_ACCUM2ACT(a, _c(0, 8), f[f"pe{p}_mem_mngr_2_adpbias_weight"],
-                                   f[f"pe{p}_mem_mngr_2_adpbias_input"], _c(0, 3), _c(0, 1))
-            new = store(new, obase + lane, ite(mngr.eq(0), r1, PE_ACT_EADD(load(out, obase + lane), r2)))
+        for oo in range(OC):
+            valid = live[oo]
+            bias_base = (u32(f[f"{m1}_base_bias"]) << 4) + (u32(o_eff[oo]) << 4)
+            obase = u32(o + oo) << 4
+            for lane in range(C.VEC):
+                acc = load(part, _c(256 * oo + 16 * lane, 16))
+                for k in range(1, C.VEC):                       # AccumAdd over the 16 products
+                    acc = acc + load(part, _c(256 * oo + 16 * lane + k, 16))
+                bias_byte = ite(first_mngr, load(wbuf, bias_base + lane), _c(0, 8))
+                r = PE_CORE_ACCUM2ACT(acc, bias_byte, bw, bi, bb, is_bias)
+                old = load(out, obase + lane)
+                new = store(new, obase + lane, ite(valid, ite(first_mngr, r, PE_ACT_EADD(old, r)), old))
         i.set_update(out, new)
-    second = mngr.eq(0) & f["pe0_rnn_layer_sizing_num_manager"].eq(2)
-    last_o = (o + 1).eq(f["pe0_rnn_layer_sizing_num_output"])
+    second = first_mngr & f["pe0_rnn_layer_sizing_num_manager"].eq(2)
+    last_o = (o9 + OC).uge(nout9)
     done = ~second & last_o
     i.set_update(mngr, ite(second, _c(1, 1), _c(0, 1)))
-    i.set_update(o, ite(second, o, ite(last_o, _c(0, 8), o + 1)))
+    i.set_update(o, ite(second, o, ite(last_o, _c(0, 8), o + OC)))
     i.set_update(core_state, _c(0, 1))
     i.set_update(core_valid, ite(done, _c(0, 1), _c(1, 1)))
     i.set_update(act_valid, ite(done, _c(1, 1), _c(0, 1)))
+    for reg, val in zip(fetched, _act_fetch(f, _c(0, 5))):        # prefetch micro-op 0
+        i.set_update(reg, ite(done, val, reg))
 
 
-def _build_act(f: Flex, act_valid, gb_state, t, cfg, first):
+def _build_act(f: Flex, act_valid, gb_state, t, cfg, first, fetched):
     c = f.m.new_child("PE_ACT_CHILD")
     c.set_valid(act_valid.eq(1))
     pc, grp, cur = f.new_bv("pe_act_pc", 5, c), f.new_bv("pe_act_group", 8, c), f.new_bv("pe_act_cursor", 8, c)
-    inst = f["pe0_act_inst_0"]
-    for k in range(1, 32):
-        inst = ite(pc.eq(k), f[f"pe0_act_inst_{k}"], inst)
-    opcode, ra, rb = inst[7:4], inst[3:2], inst[1:0]
+    opcode, ra, rb = fetched          # micro-op pc, fetched by the previous instruction
     am0 = "pe0_act_mngr"
     end_prog = (pc + 1).eq(f[f"{am0}_num_inst"])
     end_all = end_prog & (grp + 1).eq(f[f"{am0}_num_output"])
 
     def advance(ins, cursor_next=None):
-        ins.set_update(pc, ite(end_prog, _c(0, 5), pc + 1))
+        next_pc = ite(end_prog, _c(0, 5), pc + 1)
+        ins.set_update(pc, next_pc)
+        for reg, val in zip(fetched, _act_fetch(f, next_pc)):
+            ins.set_update(reg, val)
         ins.set_update(grp, ite(end_prog, ite(end_all, _c(0, 8), grp + 1), grp))
         ins.set_update(cur, ite(end_all, _c(0, 8), cur if cursor_next is None else cursor_next))
         ins.set_update(act_valid, ite(end_all, _c(0, 1), _c(1, 1)))
@@ -241,5 +272,6 @@ def _build_act(f: Flex, act_valid, gb_state, t, cfg, first):
         dst = tiled_addr(gbase, t, f[f"pe{p}_act_mngr_output_base"][7:0] + grp, cfg["num_vector_2"])
         for lane in range(C.VEC):
             new = store(new, dst + lane, FIXED2ADAPTFLOAT(A(regs, lane), f[f"pe{p}_act_mngr_adpbias_out"]))
+        new = ite(TRUE, new, new)       # chain boundary: each PE's 16 stores vectorise on their own
     ins.set_update(big, new)
     advance(ins)

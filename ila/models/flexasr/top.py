@@ -34,11 +34,13 @@ class Flex:
 
     @property
     def is_write(self):
-        return self.wr.eq(1) & self.rd.eq(0)
+        """``if_axi_wr & ~if_axi_rd`` as in flexnlp-ila (one BV(1) term, so the simulator indexes
+        instructions by their ``addr_in == const`` conjunct rather than by the write flag)."""
+        return (self.wr & ~self.rd).eq(1)
 
     @property
     def is_read(self):
-        return self.rd.eq(1) & self.wr.eq(0)
+        return (self.rd & ~self.wr).eq(1)
 
     def data_field(self, first: int, nbytes: int, width: int):
         parts = [self.data[first + k] for k in range(nbytes)]
@@ -70,7 +72,7 @@ def build_top() -> Flex:
         f.new_mem(f"pe{p}_input_buffer", 32, 8, C.PE_INPUT_SIZE)
         f.new_mem(f"pe{p}_act_buffer", 32, 20, C.PE_ACT_BUF_SIZE)
         f.new_mem(f"pe{p}_core_out", 32, 20, C.PE_CORE_OUT_SIZE)
-        f.new_mem(f"pe{p}_accum", 8, 32, 16)
+        f.new_mem(f"pe{p}_accum", 16, 32, C.PE_PARTIAL_SUMS)   # partial sums per (o chunk, lane, k)
         f.new_mem(f"pe{p}_act_regs", 8, 20, 64)          # 4 registers x 16 lanes
     _gb_config(f)
     _pe_config(f)
