@@ -107,3 +107,76 @@ def test_int32_dense_is_exact_with_wraparound():
     RMI.put(0, big), RMI.put(100, np.array([[2, 2]]))
     RMI.run("nn.dense", 0, 100, 300, 1, 2, 1)
     assert RMI.get(300, (1, 1))[0, 0] == np.int32(0)   # 2**32 wraps to 0 in int32
+
+
+# ----------------------------------------------------------------------------- sequence-model operators
+def _f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 9), st.integers(0, 2**31))
+def test_layer_norm(r, c, seed):
+    rng = np.random.default_rng(seed)
+    x, g, b = _f32(rng, r, c), _f32(rng, c), _f32(rng, c)
+    eps = np.float32(1e-5)
+    RM.put(0, x), RM.put(100, g), RM.put(200, b)
+    RM.run("nn.layer_norm", 0, 100, 200, 300, r, c, int(eps.view(np.uint32)))
+    mu = x.mean(axis=1, keepdims=True)
+    ref = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=1, keepdims=True) + eps) * g + b
+    np.testing.assert_allclose(RM.get(300, (r, c)), ref, rtol=1e-4, atol=1e-4)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 9), st.floats(0.1, 30), st.integers(0, 2**31))
+def test_softmax(r, c, scale, seed):
+    x = (_f32(np.random.default_rng(seed), r, c) * scale).astype(np.float32)
+    RM.put(0, x)
+    RM.run("nn.softmax", 0, 100, r, c)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    _close(RM.get(100, (r, c)), e / e.sum(axis=1, keepdims=True))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 3), dims, dims, dims, st.integers(0, 2**31))
+def test_batch_matmul(b, n, k, m, seed):
+    rng = np.random.default_rng(seed)
+    x, y = _f32(rng, b, n, k), _f32(rng, b, m, k)
+    RM.put(0, x), RM.put(200, y)
+    RM.run("nn.batch_matmul", 0, 200, 400, b, n, k, m)
+    _close(RM.get(400, (b, n, m)), x @ y.transpose(0, 2, 1))
+    RMI.put(0, (x * 10).astype(np.int64)), RMI.put(200, (y * 10).astype(np.int64))
+    RMI.run("nn.batch_matmul", 0, 200, 400, b, n, k, m)
+    xi, yi = (x * 10).astype(np.int64), (y * 10).astype(np.int64)
+    assert np.array_equal(RMI.get(400, (b, n, m)), xi @ yi.transpose(0, 2, 1))
+
+
+def _lstm_ref(x, wi, wh, b):
+    """PyTorch LSTM equations in float64 (independent of flexasr_reference)."""
+    H = wh.shape[1]
+    h, c, out = np.zeros(H), np.zeros(H), []
+    sig = lambda v: 1 / (1 + np.exp(-v))   # noqa: E731
+    for xt in x.astype(np.float64):
+        g = wi @ xt + wh @ h + b
+        i, f, gg, o = np.split(g, 4)
+        c = sig(f) * c + sig(i) * np.tanh(gg)
+        h = sig(o) * np.tanh(c)
+        out.append(h)
+    return np.array(out)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 5), st.integers(1, 4), st.integers(0, 2**31))
+def test_lstm_layer(T, I, H, seed):
+    rng = np.random.default_rng(seed)
+    x, wi, wh, b = _f32(rng, T, I), _f32(rng, 4 * H, I) / 2, _f32(rng, 4 * H, H) / 2, _f32(rng, 4 * H) / 2
+    for base, a in ((0, x), (100, wi), (200, wh), (300, b)):
+        RM.put(base, a)
+    RM.run("lstm_layer", 0, 100, 200, 300, 400, 500, T, (I << 16) | H)
+    np.testing.assert_allclose(RM.get(400, (T, H)), _lstm_ref(x, wi, wh, b), rtol=1e-4, atol=1e-5)
+
+
+def test_float_only_operators_are_refused_on_int32():
+    from ila.models.relay import relay_ila
+    assert set(relay_ila("int32").unsupported_ops) == {"nn.layer_norm", "nn.softmax", "lstm_layer"}
+    assert relay_ila("float32").unsupported_ops == ()

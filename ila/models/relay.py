@@ -1,7 +1,8 @@
 """The compiler-IR ILA: one instruction per Relay operator, updating tensors in a memory.
 
 Program state is one tensor memory ``tensor`` (Mem(32, E): element index -> E-bit element of the
-chosen :mod:`~ila.models.relay_numerics` type, E = 32 for float32/int32) plus ``data_out``. A command is
+chosen :mod:`~ila.models.relay_numerics` type, E = 32 for float32/int32) plus ``data_out``, loop
+counters ``cnt_*`` and scalar registers ``acc``, ``acc_1``, ``acc_2`` (running sums, means, maxima). A command is
 ``func_id`` (8 bits) with ``addr_in``/``data_in`` for element stores and loads, and the operator
 arguments ``arg_0..arg_7`` (32 bits each: base addresses of operand and result tensors, then
 dimensions). Each operator instruction latches its arguments and starts a child ILA that walks the
@@ -20,6 +21,8 @@ Operators (``func_id``: arguments):
   (sh << 16 | sw) over P planes of H x W, no padding; avg divides by kh * kw
 * ``nn.conv2d`` (25: NCHW/OIHW, 26: NHWC/HWIO): x, w, out, C, H, W, O, (kh << 16 | kw | s << 24)
   with one stride s for both axes, batch 1, no padding
+* ``nn.layer_norm`` (27), ``lstm_layer`` (28), ``nn.batch_matmul`` (29), ``nn.softmax`` (30): see
+  :mod:`~ila.models.relay_seq` (the sequence-model operators, FlexASR's LayerNorm/LSTM/attention)
 
 Source of the semantics: TVM Relay operator definitions; relay-ila's loop-FSM modelling style.
 """
@@ -35,7 +38,8 @@ W = 32
 FUNC_IDS = {
     "tensor_store": 1, "tensor_load": 2, "nn.dense": 16, "nn.bias_add": 17, "add": 18, "multiply": 19,
     "nn.relu": 20, "reshape": 21, "transpose": 22, "nn.max_pool2d": 23, "nn.avg_pool2d": 24,
-    "nn.conv2d_nchw": 25, "nn.conv2d_nhwc": 26,
+    "nn.conv2d_nchw": 25, "nn.conv2d_nhwc": 26, "nn.layer_norm": 27, "lstm_layer": 28, "nn.batch_matmul": 29,
+    "nn.softmax": 30,
 }
 N_ARGS = 8
 N_COUNTERS = 6
@@ -50,6 +54,7 @@ class _Ctx:
         self.cfg = [m.state(f"cfg_{k}") for k in range(N_ARGS)]
         self.cnt = [m.state(f"cnt_{k}") for k in range(N_COUNTERS)]
         self.acc = m.state("acc")
+        self.acc1, self.acc2 = m.state("acc_1"), m.state("acc_2")
         self.tensor = m.state("tensor")
         self.unsupported: list[str] = []
 
@@ -57,17 +62,20 @@ class _Ctx:
         return load(self.tensor, addr)
 
 
-def _loop_op(ctx: _Ctx, name: str, bounds: Callable[[list[Expr]], list[Expr]],
-             body: Callable[[list[Expr], list[Expr], Expr, Expr], dict]) -> None:
+def _loop_op(ctx: _Ctx, name: str, bounds: Callable[..., list[Expr]],
+             body: Callable[[list[Expr], list[Expr], Expr, Expr], dict], *, nested: bool = False) -> None:
     """Declare operator ``name``: a top-level instruction latching the arguments, and a child ILA
     iterating ``bounds(cfg)`` (outermost first) with one STEP per innermost iteration.
 
     ``body(cfg, counters, first_inner, last_inner)`` gives the STEP's updates (state -> Expr);
     ``first_inner``/``last_inner`` say whether the innermost reduction loops are at their start/end.
+    ``nested``: ``bounds(cfg, counters)`` may use the outer counters (a loop level's bound that
+    depends on an outer level, e.g. per-phase trip counts); it is called with zero counters at start.
     """
     m, fid = ctx.m, FUNC_IDS[name]
-    dims = bounds(ctx.cfg)
-    cnts = ctx.cnt[:len(dims)]
+    n_levels = len(bounds(ctx.cfg, ctx.cnt) if nested else bounds(ctx.cfg))
+    cnts = ctx.cnt[:n_levels]
+    dims = bounds(ctx.cfg, cnts) if nested else bounds(ctx.cfg)
     try:
         updates = body(ctx.cfg, cnts, None, None)
     except NotImplementedError:
@@ -76,7 +84,7 @@ def _loop_op(ctx: _Ctx, name: str, bounds: Callable[[list[Expr]], list[Expr]],
     busy = m.new_bool_state(f"{name}.busy")
     top = m.new_instr(name)
     top.set_decode(ctx.func.eq(fid))
-    dims_now = bounds(ctx.args)
+    dims_now = bounds(ctx.args, [bv_const(0, W)] * n_levels) if nested else bounds(ctx.args)
     for c, a in zip(ctx.cfg, ctx.args):
         top.set_update(c, a)
     for c in ctx.cnt:
@@ -121,6 +129,8 @@ def relay_ila(numerics: str | Numerics = "float32", *, tensor_entries: int = TEN
     for k in range(N_COUNTERS):
         m.new_bv_state(f"cnt_{k}", W)
     m.new_bv_state("acc", E)
+    m.new_bv_state("acc_1", E)
+    m.new_bv_state("acc_2", E)
     m.new_mem_state("tensor", W, E, size=tensor_entries)
     data_out = m.new_bv_state("data_out", E)
     ctx = _Ctx(m, num)
@@ -219,6 +229,8 @@ def relay_ila(numerics: str | Numerics = "float32", *, tensor_entries: int = TEN
         return body
     _loop_op(ctx, "nn.conv2d_nchw", conv_dims, conv(False))
     _loop_op(ctx, "nn.conv2d_nhwc", conv_dims, conv(True))
+    from .relay_seq import add_sequence_ops
+    add_sequence_ops(ctx, _loop_op)
     m.unsupported_ops = tuple(ctx.unsupported)
     return m
 
