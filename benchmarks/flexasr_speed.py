@@ -29,9 +29,13 @@ def main():
     wi = (rng.standard_normal((256, 64)) / 8).astype(np.float32)
     wh = (rng.standard_normal((256, 64)) / 8).astype(np.float32)
     bl = (rng.standard_normal(256) / 8).astype(np.float32)
+    enc = rng.standard_normal((64, 64)).astype(np.float32)
     cases = [("maxpool 16x64", lambda: D.run_pool(x, "max")),
              ("linear 64->64, 16 timesteps", lambda: D.run_linear(x, w, b)),
-             ("LSTM 64->64, 16 timesteps", lambda: D.run_lstm(x, wi, wh, bl))]
+             ("LSTM 64->64, 16 timesteps", lambda: D.run_lstm(x, wi, wh, bl)),
+             ("layernorm 16x64", lambda: D.run_layernorm(x)),
+             ("attention 64 timesteps x 64", lambda: D.run_attention(enc, x[0])),
+             ("zero padding 16x64 [4, 12)", lambda: D.run_zero_padding(x, 4, 12))]
     for name, fn in cases:
         dt, res = timeit(fn)
         n = len(res.fragment["program fragment"])

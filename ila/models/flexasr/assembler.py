@@ -138,6 +138,13 @@ def tensor_to_ila(prog: list[dict], lib: dict) -> list[dict]:
             for t in range(T):
                 for v in range(nv):
                     out.append({"name": "read_v", "addr": C.GB_LARGE_BASE + base + int(offs[t, v, 0])})
+        elif name == "load_small":                 # flat bytes <- GB small buffer
+            base, n = ins["base"] * 16, ins["num_bytes"]
+            if n % 16 or base + n > C.GB_SMALL_SIZE:
+                raise ShapeError(f"load_small of {n} bytes at {base:#x}: needs whole 16-byte vectors inside "
+                                 f"the 16 KiB GB small buffer")
+            for k in range(0, n, 16):
+                out.append({"name": "read_v", "addr": C.GB_SMALL_BASE + base + k})
         elif name == "cfg":                        # already ILA level
             out.append({k: v for k, v in ins.items() if k != "name"} | {"name": ins["unit"]})
         elif name in ("start", "wait_irq"):

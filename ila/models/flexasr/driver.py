@@ -195,3 +195,99 @@ def run_lstm(x, w_ih, w_hh, b=None, *, out_bias=None, r: Runner | None = None) -
              {"name": "load_act", "num_ts": T, "num_v": H // 16, "base": base_out}]
     frag, reads = r.run(prog, lib)
     return _finish(r, frag, reads, T, H // 16, out_bias, {"x": (xq, bx)})
+
+
+# ----------------------------------------------------------------------------- GB operations
+def _as_2d(x, what: str) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    if x.ndim != 2:
+        raise ShapeError(f"{what} takes a [timesteps, hidden] tensor, got shape {x.shape}")
+    T, H = x.shape
+    _check_hidden(H, "hidden size")
+    _check_ts(T)
+    if tiled_bytes(T, H // 16) > C.GB_LARGE_SIZE:
+        raise ShapeError(f"a [{T}, {H}] tensor needs {tiled_bytes(T, H // 16)} bytes: the 1 MiB GB large buffer overflows")
+    return x
+
+
+def run_layernorm(x, gamma=None, beta=None, *, bias_reg=None, r: Runner | None = None) -> Result:
+    """LayerNorm of every timestep of x[T, H] over H (y = (x - mean) / std * gamma + beta), in place
+    in the GB. The output shares the input's bias register (adpbias_1), so by default it is chosen
+    from max |x| and max |reference output| together."""
+    r = r or runner()
+    x = _as_2d(x, "layernorm")
+    T, H = x.shape
+    nv = H // 16
+    gamma = np.ones(H, np.float32) if gamma is None else np.asarray(gamma, np.float32)
+    beta = np.zeros(H, np.float32) if beta is None else np.asarray(beta, np.float32)
+    if gamma.shape != (H,) or beta.shape != (H,):
+        raise ShapeError(f"layernorm gamma and beta must have shape ({H},), got {gamma.shape} and {beta.shape}")
+    if bias_reg is None:
+        bias_reg, _ = af.choose_bias_reg(np.concatenate([x.ravel(), ref.layernorm(x, gamma, beta).ravel()]))
+    xq, bx = _q(x, bias_reg)
+    gq, bg = _q(gamma)
+    betq, bb = _q(beta)
+    lib = {"x": xq, "gamma": gq, "beta": betq}
+    prog = [{"name": "store_act", "tensor": "x", "base": 0},
+            {"name": "store_small", "tensor": "gamma", "base": 0},
+            {"name": "store_small", "tensor": "beta", "base": nv},
+            {"name": "layernorm", "num_ts": T, "num_v": nv, "base_in": 0, "base_gamma": 0, "base_beta": nv,
+             "adpbias_inp": bx, "adpbias_gamma": bg, "adpbias_beta": bb},
+            {"name": "load_act", "num_ts": T, "num_v": nv, "base": 0}]
+    frag, reads = r.run(prog, lib)
+    return _finish(r, frag, reads, T, nv, bx, {"x": (xq, bx), "gamma": (gq, bg), "beta": (betq, bb)})
+
+
+def run_attention(enc, dec, *, r: Runner | None = None) -> Result:
+    """out[H] = softmax(enc @ dec) @ enc for enc[T, H], dec[H] on the GB attention unit. T is padded
+    with zero encoder rows to a multiple of 16 (the unit works on groups of 16 timesteps; a zero
+    row gets the masked score 0xFC000000 and probability 0). ``Result.out`` has shape [H]; the
+    softmax probabilities read back are in ``Result.inputs["p"]``."""
+    r = r or runner()
+    enc = _as_2d(enc, "attention")
+    dec = np.asarray(dec, np.float32)
+    T, H = enc.shape
+    nv = H // 16
+    if dec.shape != (H,):
+        raise ShapeError(f"attention decoder vector must have shape ({H},), got {dec.shape}")
+    Tp = -(-T // 16) * 16
+    eq, be = _q(enc)
+    dq, bd = _q(dec)
+    s = enc @ dec
+    p_ref = np.exp(s - s.max())
+    p_ref /= p_ref.sum()
+    bp, _ = af.choose_bias_reg(p_ref)
+    bo, _ = af.choose_bias_reg(ref.attention(enc, dec))
+    enc_pad = np.zeros((Tp, H), np.uint8)
+    enc_pad[:T] = eq
+    base_prob = nv
+    lib = {"enc": enc_pad, "dec": dq}
+    prog = [{"name": "store_act", "tensor": "enc", "base": 0},
+            {"name": "store_small", "tensor": "dec", "base": 0},
+            {"name": "attention", "num_ts": Tp, "num_v": nv, "base_enc": 0, "base_dec": 0, "base_prob": base_prob,
+             "adpbias_enc": be, "adpbias_dec": bd, "adpbias_prob": bp, "adpbias_out": bo},
+            {"name": "load_small", "base": 0, "num_bytes": H},
+            {"name": "load_small", "base": base_prob, "num_bytes": Tp}]
+    frag, reads = r.run(prog, lib)
+    codes = np.concatenate(reads[:nv])
+    pcodes = np.concatenate(reads[nv:])[:T]
+    return Result(af.dequantize(codes, bo), codes, bo, frag,
+                  {"enc": (eq, be), "dec": (dq, bd), "p": (pcodes, bp)}, r.last_child_steps)
+
+
+def run_zero_padding(x, t1: int, t2: int, *, codes=None, bias_reg=None, r: Runner | None = None) -> Result:
+    """Zero timesteps t1 .. t2-1 of x[T, H] in place in the GB (ZeroPadding unit); returns all T rows."""
+    r = r or runner()
+    if codes is None:
+        x = _as_2d(x, "zero padding")
+        codes, bias_reg = _q(x, bias_reg)
+    T, H = codes.shape
+    _check_hidden(H, "hidden size")
+    nv = H // 16
+    if not 0 <= t1 < t2 <= T:
+        raise ShapeError(f"zero padding of timesteps [{t1}, {t2}) of a {T}-timestep tensor: need 0 <= t1 < t2 <= {T}")
+    prog = [{"name": "store_act", "tensor": "x", "base": 0},
+            {"name": "zero_padding", "num_v": nv, "num_ts_1": t1, "num_ts_2": t2, "base": 0},
+            {"name": "load_act", "num_ts": T, "num_v": nv, "base": 0}]
+    frag, reads = r.run(prog, {"x": codes})
+    return _finish(r, frag, reads, T, nv, bias_reg, {"x": (codes, bias_reg)})

@@ -126,33 +126,65 @@ def _expand_lstm(ins: dict) -> list[dict]:
 
 
 def _expand_layernorm(ins: dict) -> list[dict]:
+    """layernorm [num_ts, num_v]: in place over GB memory index 0; gamma / beta at small-buffer
+    bases 5 / 6 (GB_LAYER_NORM_CONFIG_GAMMA_INDEX / _BETA_INDEX), in 16-byte units."""
     T, nv = ins["num_ts"], ins["num_v"]
     _check_ts(T)
+    _check_nv(nv)
+    for what in ("base_gamma", "base_beta"):
+        if (ins[what] + nv) * 16 > C.GB_SMALL_SIZE:
+            raise ShapeError(f"layernorm {what} = {ins[what]} (16-byte units) + {nv} vectors overflows the "
+                             f"16 KiB GB small buffer")
     return [_cfg("cfg_mmngr_gb_large", base_large_0=ins["base_in"], num_vector_0=nv),
-            _cfg("cfg_mmngr_gb_small", base_small_0=ins["base_gamma"], base_small_1=ins["base_beta"]),
+            _cfg("cfg_mmngr_gb_small", base_small_5=ins["base_gamma"], base_small_6=ins["base_beta"]),
             _cfg("cfg_ly_norm", is_valid=1, mode=0, mem_idx=0, num_vector=nv, num_timestep=T,
                  adpbias_1=ins["adpbias_inp"], adpbias_3=ins["adpbias_beta"], adpbias_4=ins["adpbias_gamma"]),
             {"name": "start", "op": 3}, {"name": "wait_irq"}]
 
 
+ATTENTION_MAX_TS = 4096          # 32-bit score scratch of the attention child (ours)
+
+
 def _expand_attention(ins: dict) -> list[dict]:
+    """attention [num_ts, num_v]: encoder at GB large memory index 0 (base_enc), decoder vector at
+    small-buffer base 0 (base_dec, overwritten by the result), probabilities at small-buffer base 7
+    (base_prob); bases in 16-byte units."""
     T, nv = ins["num_ts"], ins["num_v"]
     _check_ts(T)
-    if T > 4096:
-        raise ShapeError(f"attention over {T} timesteps: the score buffer holds 4096")
-    return [_cfg("cfg_mmngr_gb_large", base_large_0=ins["base_enc"], num_vector_0=nv,
-                 base_large_1=ins["base_dec"], num_vector_1=nv),
-            _cfg("cfg_attention", is_valid=1, mem_idx_1=0, mem_idx_2=1, num_vector=nv, num_timestep=T,
+    _check_nv(nv)
+    if T % 16:
+        raise ShapeError(f"attention over {T} timesteps: the attention unit processes timesteps in groups of "
+                         f"16, so the number of timesteps must be a multiple of 16 (pad with zero rows)")
+    if T > ATTENTION_MAX_TS:
+        raise ShapeError(f"attention over {T} timesteps: the score buffer holds {ATTENTION_MAX_TS}")
+    dec, prob = ins["base_dec"] * 16, ins["base_prob"] * 16
+    if dec + 16 * nv > C.GB_SMALL_SIZE or prob + T > C.GB_SMALL_SIZE:
+        raise ShapeError(f"attention: decoder ({16 * nv} bytes at {dec:#x}) or probabilities ({T} bytes at "
+                         f"{prob:#x}) overflow the 16 KiB GB small buffer")
+    if max(dec, prob) < min(dec + 16 * nv, prob + T):
+        raise ShapeError("attention: the decoder vector and the probabilities overlap in the GB small buffer")
+    return [_cfg("cfg_mmngr_gb_large", base_large_0=ins["base_enc"], num_vector_0=nv),
+            _cfg("cfg_mmngr_gb_small", base_small_0=ins["base_dec"], base_small_7=ins["base_prob"]),
+            _cfg("cfg_attention", is_valid=1, mem_idx_1=0, mem_idx_2=0, num_vector=nv, num_timestep=T,
                  adpbias_1=ins["adpbias_enc"], adpbias_2=ins["adpbias_dec"], adpbias_3=ins["adpbias_prob"],
                  adpbias_4=ins["adpbias_out"]),
             {"name": "start", "op": 5}, {"name": "wait_irq"}]
 
 
 def _expand_zero_padding(ins: dict) -> list[dict]:
-    return [_cfg("cfg_mmngr_gb_large", base_large_0=ins["base"], num_vector_0=ins["num_v"]),
-            _cfg("cfg_zeropadding", is_valid=1, mem_idx=0, num_vector=ins["num_v"],
-                 num_timestep_1=ins["num_ts_1"], num_timestep_2=ins["num_ts_2"]),
+    """zero_padding [num_v, num_ts_1, num_ts_2]: zero timesteps num_ts_1 .. num_ts_2 - 1 in place."""
+    nv, t1, t2 = ins["num_v"], ins["num_ts_1"], ins["num_ts_2"]
+    _check_nv(nv)
+    if not 0 <= t1 < t2 <= 0xFFFF:
+        raise ShapeError(f"zero padding of timesteps [{t1}, {t2}): need 0 <= num_ts_1 < num_ts_2 <= 65535")
+    return [_cfg("cfg_mmngr_gb_large", base_large_0=ins["base"], num_vector_0=nv),
+            _cfg("cfg_zeropadding", is_valid=1, mem_idx=0, num_vector=nv, num_timestep_1=t1, num_timestep_2=t2),
             {"name": "start", "op": 4}, {"name": "wait_irq"}]
+
+
+def _check_nv(nv: int):
+    if not 1 <= nv <= 255:
+        raise ShapeError(f"num_v = {nv}: must be in 1..255 (8-bit num_vector register)")
 
 
 EXPANDERS.update({"linear_layer": _expand_linear, "lstm_layer": _expand_lstm, "layernorm": _expand_layernorm,
