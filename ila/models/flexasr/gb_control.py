@@ -13,11 +13,16 @@ Child ``Child_GB_Control`` (state ``gb_control_child_state``):
   hidden vector v of timestep t-1 (mem_idx_2, num_vector_2; zeros at t = 0 when is_zero_first) ->
   base_input_2*16 + 16v; then PE_START(3) -> WAIT(4) until the activation unit finishes and sets
   NEXT(5): t += 1 -> SEND or DONE(6) (clear valid, raise the interrupt).
-Child ``PE_CORE_CHILD``: MAC: acc[l] := (j == 0 ? 0 : acc[l]) + sum_k ProductSum(W[o][j][l][k],
-  x[16j + k]) over input vectors j of manager 1 then (num_manager = 2) manager 2; BIAS: core_out
-  [16o + l] := RunBias(acc) (manager 1, with the bias byte when is_bias) or core_out + RunBias(acc)
-  (manager 2). Weight tile (o, j) of manager k starts at base_weight_k*16 + 256*(o*num_inputs_k + j),
-  row-major 16x16; bias bytes at base_bias_1*16 + 16*o.
+Child ``PE_CORE_CHILD``: MAC (``pe_core_mac``), for the output vectors o..o+3 at once (a chunk of
+  PE_CORE_OC = 4; vectors past num_output are inert) and input vector j: partial sum
+  P[256 oo + 16 l + k] := (j == 0 ? 0 : P[...]) + ProductSum(W[o+oo][j][l][k], x[16j + k]) (32-bit
+  wrap) in ``pe{p}_accum``, over the input vectors of manager 1 then (num_manager = 2) manager 2;
+  BIAS (``pe_core_bias``): acc = the 16 partial sums of each (oo, l) added (AccumAdd; the same
+  32-bit value as summing the 16 products per j first, addition mod 2^32 being associative), then
+  core_out[16(o+oo) + l] := RunBias(acc) (manager 1, with the bias byte when is_bias) or core_out
+  + RunBias(acc) (manager 2). Weight tile (o, j) of manager k starts at base_weight_k*16 +
+  256*(o*num_inputs_k + j), row-major 16x16; bias bytes at base_bias_1*16 + 16*o. The bias step
+  also prefetches act micro-op 0 into ``pe_act_opcode``/``pe_act_ra``/``pe_act_rb``.
 Child ``PE_ACT_CHILD``: runs the num_inst-op micro-program once per output group g < num_output:
   LOAD A (act_buffer[buffer_base + 16g + l], zero at t = 0 when is_zero_first), STORE A, INPE A
   (next core output vector), OUTGB A (Fixed2Adaptfloat with adpbias_out into GB mem_idx_2 at
