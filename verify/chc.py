@@ -69,6 +69,19 @@ class Built:
     clauses: list[Clause]
 
 
+def _pinned(inv: Expr, sysm: LoopSystem) -> dict[Expr, Expr]:
+    """Loop variables the invariant pins to a value free of loop variables (``v = e`` conjuncts),
+    e.g. configuration registers, which the loop never writes."""
+    loop = {v.uid for v in sysm.vars}
+    pins = {}
+    for c in _conjuncts(inv):
+        if c.op is Op.EQ and c.args[0].op is Op.VAR and c.args[0].uid in loop and c.args[0] not in pins:
+            if not any(n.op is Op.VAR and n.uid in loop for n in toposort([c.args[1]])):
+                if sysm.next_by_instr and all(nx.get(c.args[0]) is c.args[0] for nx in sysm.next_by_instr):
+                    pins[c.args[0]] = c.args[1]
+    return pins
+
+
 MONOLITHIC_TIMEOUT = 20.0   # seconds for the one-query consecution before splitting it
 
 
@@ -88,11 +101,15 @@ def build(spec: ChcSpec) -> Built:
         # consecution: one query; if that is not quickly valid, split per instruction and per
         # conjunct of the invariant (many small queries, which scale to symbolic sizes better)
         parts = []
+        pins = _pinned(inv, sysm)
         for (iname, fire), nxt in zip(sysm.fires, sysm.next_by_instr):
             rw = Rewriter(nxt)
             for j, conj in enumerate(_conjuncts(inv)):
-                parts.append(Clause(f"{lp.name}: consecution [{iname}] #{j}",
-                                    implies(land(spec.pre, inv, fire), rw.one(conj))))
+                part = implies(land(spec.pre, inv, fire), rw.one(conj))
+                # under the invariant its pinned variables equal their values: substitute them
+                # (equivalent, and folds configuration arithmetic such as kh = cfg_5 & 0xffff)
+                part = implies(land(*[v.eq(e) for v, e in pins.items()]), Rewriter(pins).one(part))
+                parts.append(Clause(f"{lp.name}: consecution [{iname}] #{j}", part))
         clauses.append(Clause(f"{lp.name}: consecution",
                               implies(land(spec.pre, inv, sysm.enabled), Rewriter(sysm.next).one(inv)), parts))
         for i in range(len(sysm.fires)):
