@@ -1,0 +1,109 @@
+"""flexasr.layernorm: LayerNorm of every timestep of x[T, H] over H, on FlexASR's GB LayerNorm unit.
+
+IR pattern: ``(nn.layer_norm ?x ?gamma ?beta (axis -1) (epsilon 1e-5))``.
+
+Compiler-IR ILA fragment (:func:`ir_fragment`): x, gamma, beta row-major, ``nn.layer_norm``
+(eps = 1e-5 as a float32 bit pattern) into the output.
+
+Accelerator fragment (``driver.run_layernorm``, 3LA ``layernorm``): x to the GB large buffer
+(memory index 0, tiled), gamma and beta to the GB small buffer, the memory managers and the
+LayerNorm configuration (biases of x, gamma, beta), the start, the read-back of the result written
+in place over x.
+
+Refinement map: IR x[t, h] <-> GB byte ``tiled(T, H)[t, h]``; IR out[t, h] <-> the same byte (in
+place); gamma[h] / beta[h] <-> GB small-buffer bytes h and 16 * (H/16) + h.
+
+Numerics: float32 reference on the original inputs; the output shares x's exponent bias (chosen by
+the driver from max|x| and max|reference output| together).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ila.models import flexasr_reference as ref
+from ila.models.flexasr import constants as K
+from mappings.base import Mapping, SideCondition
+from mappings.common import IrFragment, Layout
+from mappings.flexasr import common as F
+
+NAME = "flexasr.layernorm"
+EPS = np.float32(1e-5)
+# NOT REGISTERED (mappings/registry.py): with N(0, 1) inputs the model's LayerNorm unit wraps its
+# 20-bit per-vector sum of squares (range +-32; see benchmarks/flexasr_table2.py NOTES), and the
+# error measured here is 26 % mean, 93 % max over 100 inputs (fuzzing: up to 2900 %). No honest
+# tolerance separates that from a broken mapping; the tolerance below is the ~2.4 % AdaptivFloat
+# output rounding with margin, what the mapping should meet once the wrap is resolved in the model
+# or excluded by a data side condition. benchmarks/table2.py measures this module anyway.
+TOLERANCE = 0.06
+
+SIDE_CONDITIONS = (
+    *F.vectors("H", what="the hidden size H"),
+    *F.timesteps("T"),
+    F.gb_fits(("T", "H")),
+    SideCondition("gamma and beta fit the GB small buffer", lambda s: 2 * s["H"] <= K.GB_SMALL_SIZE,
+                  f"gamma and beta (H bytes each) must fit the {K.GB_SMALL_SIZE}-byte GB small buffer"),
+)
+
+
+def ir_fragment(shape: dict) -> IrFragment:
+    T, H = shape["T"], shape["H"]
+    lay = Layout()
+    for name, shp in (("x", (T, H)), ("gamma", (H,)), ("beta", (H,)), ("out", (T, H))):
+        lay.add(name, shp)
+    b = lay.base
+    return IrFragment({k: lay.regions[k] for k in ("x", "gamma", "beta")},
+                      [("nn.layer_norm", [b("x"), b("gamma"), b("beta"), b("out"), T, H, int(EPS.view(np.uint32))])],
+                      lay.regions["out"])
+
+
+def refinement(shape: dict) -> dict:
+    T, H = shape["T"], shape["H"]
+    off = F.tiled(T, H)
+    return {"x": ("gb_core_large_buffer", off), "gamma": ("gb_core_small_buffer", np.arange(H)),
+            "beta": ("gb_core_small_buffer", H + np.arange(H)), "out": ("gb_core_large_buffer", off)}
+
+
+def random_inputs(shape: dict, rng: np.random.Generator) -> dict:
+    T, H = shape["T"], shape["H"]
+    return {"x": F.normal(rng, (T, H)), "gamma": (1 + F.normal(rng, (H,), 0.1)).astype(np.float32),
+            "beta": F.normal(rng, (H,), 0.1)}
+
+
+def edge_inputs(shape: dict, rng: np.random.Generator) -> list[dict]:
+    T, H = shape["T"], shape["H"]
+    base = random_inputs(shape, rng)
+    return [dict(base, x=np.zeros((T, H), np.float32), beta=np.zeros(H, np.float32)),
+            dict(base, x=np.full((T, H), -0.0, np.float32), beta=np.full(H, -0.0, np.float32)),
+            dict(base, x=F.saturating((T, H), rng))]
+
+
+def reference(shape: dict, inputs: dict) -> np.ndarray:
+    return ref.layernorm(inputs["x"], inputs["gamma"], inputs["beta"], eps=float(EPS))
+
+
+def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
+    from ila.models.flexasr.driver import run_layernorm
+    return run_layernorm(inputs["x"], inputs["gamma"], inputs["beta"]).out
+
+
+def shape_strategy():
+    from hypothesis import strategies as st
+    return st.builds(lambda t, v: {"T": t, "H": 16 * v}, st.integers(1, 20), st.integers(1, 4))
+
+
+MAPPING = Mapping(
+    name=NAME,
+    ir_pattern="(nn.layer_norm ?x ?gamma ?beta (axis -1) (epsilon 1e-5))",
+    description="per-timestep layer normalisation on the FlexASR GB LayerNorm unit (in place)",
+    shape_dims=("T", "H"),
+    default_shape={"T": 16, "H": 64},
+    side_conditions=SIDE_CONDITIONS,
+    tolerance=TOLERANCE,
+    random_inputs=random_inputs,
+    reference=reference,
+    run_accelerator=run_accelerator,
+    shape_strategy=shape_strategy,
+    edge_inputs=edge_inputs,
+    extras={"ir_fragment": ir_fragment, "refinement": refinement,
+            "depends_on": ("ila.models.flexasr", "ila.models.relay", "ila.numerics.adaptivfloat")},
+)
