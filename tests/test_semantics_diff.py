@@ -195,7 +195,7 @@ def test_numpy_equals_smt_on_random_expressions():
     seen_ops: set[Op] = set()
     count = [0]
 
-    @settings(max_examples=2000, derandomize=True, deadline=None,
+    @settings(max_examples=2000, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(st.data())
     def check(data):

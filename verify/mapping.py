@@ -37,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--numerics", default="uf", choices=["uf", "exact"],
                    help="uf: uninterpreted arithmetic with axioms (paper); exact: bit-precise numerics")
     p.add_argument("--emit-smt", metavar="DIR", help="write the SMT-LIB2 / HORN problems to DIR")
+    p.add_argument("--spacer", type=float, metavar="SECONDS",
+                   help="chc: also run z3's Spacer on the clauses with unknown invariants")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--samples", type=int, default=100, help="random inputs for --method sim")
     p.add_argument("--json", action="store_true", help="machine-readable result")
@@ -84,7 +86,7 @@ def _proof(args, m) -> int:
         if "chc" not in m.extras:
             raise MappingError(f"{m.name} has no CHC setup (product program and invariants) yet")
         v = check_chc(m, shape, solver=args.solver, timeout=args.timeout, numerics=args.numerics,
-                      emit_smt=args.emit_smt)
+                      emit_smt=args.emit_smt, spacer=args.spacer)
     if not args.no_ledger:
         from .ledger import record
         record(m, v, scope=scope + ("" if args.numerics == "uf" else "/exact"))
