@@ -64,8 +64,15 @@ def _ir_exact_max(a, b):
 
 def ir_numerics():
     from ila.numerics import adaptivfloat as af
-    num = abstract("ir_af8", 8, max_body=lambda a, b: af.af_max(a, b).astype(np.uint64))
-    num.max.expr_body = _ir_exact_max
+    from ila.models.flexasr.funcs import canon_expr
+    num = abstract("ir_af8", 8, max_body=lambda a, b: af.af_max(a, b).astype(np.uint64), axioms=False)
+    f = num.max
+    f.expr_body = _ir_exact_max
+    # Axioms true of AdaptivFloat max on all byte pairs (tests/test_axioms_exhaustive.py): it is
+    # commutative and returns one argument *canonicalised* (negative zero 0x80 comes back as 0x00,
+    # so "returns one of its arguments" would be false).
+    f.axioms = (lambda a, b: f(a, b).eq(f(b, a)),
+                lambda a, b: f(a, b).eq(canon_expr(a)) | f(a, b).eq(canon_expr(b)))
     return num
 
 
