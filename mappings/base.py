@@ -87,6 +87,19 @@ class Mapping:
         return shape
 
 
+RUNNERS = ("random_inputs", "reference", "run_accelerator", "shape_strategy", "edge_inputs")
+
+
+def mapping_from_module(namespace: dict, **fields) -> Mapping:
+    """A Mapping whose runners (``random_inputs``, ``reference``, ``run_accelerator`` and, if
+    defined, ``shape_strategy`` and ``edge_inputs``) are the functions of those names in a mapping
+    module's ``globals()``; the other fields are given."""
+    for name in RUNNERS:
+        if name not in fields and name in namespace:
+            fields[name] = namespace[name]
+    return Mapping(**fields)
+
+
 def format_shape(shape: dict) -> str:
     return "x".join(str(v) for v in shape.values())
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from ila.models import flexasr_reference as ref
 from ila.models.flexasr import constants as K
-from mappings.base import Mapping, SideCondition
+from mappings.base import SideCondition, mapping_from_module
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
@@ -99,7 +99,8 @@ def shape_strategy():
     return st.builds(lambda t, v: {"T": t, "H": 16 * v}, st.integers(1, 40), st.integers(1, 4))
 
 
-MAPPING = Mapping(
+MAPPING = mapping_from_module(
+    globals(),
     name=NAME,
     ir_pattern="(nn.dense (nn.softmax (nn.dense ?dec ?enc)) (transpose ?enc))",
     description="dot-product attention of one decoder state on the FlexASR GB attention unit",
@@ -107,11 +108,6 @@ MAPPING = Mapping(
     default_shape={"T": 64, "H": 64},
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
-    random_inputs=random_inputs,
-    reference=reference,
-    run_accelerator=run_accelerator,
-    shape_strategy=shape_strategy,
-    edge_inputs=edge_inputs,
     extras={"ir_fragment": ir_fragment, "refinement": refinement,
-            "depends_on": ("ila.models.flexasr", "ila.models.relay", "ila.numerics.adaptivfloat")},
+            "depends_on": F.DEPENDS_ON},
 )

@@ -89,3 +89,7 @@ def out_bias(y) -> int:
     while reg < 7 and amax * HEADROOM > float(af.max_value(reg)):
         reg += 1
     return reg
+
+
+# model modules every FlexASR mapping depends on (the ledger digests them)
+DEPENDS_ON = ("ila.models.flexasr", "ila.models.relay", "ila.numerics.adaptivfloat")

@@ -22,7 +22,7 @@ import numpy as np
 
 from ila.models import flexasr_reference as ref
 from ila.models.flexasr import constants as K
-from mappings.base import Mapping, SideCondition
+from mappings.base import SideCondition, mapping_from_module
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
@@ -97,7 +97,8 @@ def shape_strategy():
     return st.builds(lambda t, v: {"T": t, "H": 16 * v}, st.integers(1, 20), st.integers(1, 4))
 
 
-MAPPING = Mapping(
+MAPPING = mapping_from_module(
+    globals(),
     name=NAME,
     ir_pattern="(nn.layer_norm ?x ?gamma ?beta (axis -1) (epsilon 1e-5))",
     description="per-timestep layer normalisation on the FlexASR GB LayerNorm unit (in place); data: " + DATA_CONDITION,
@@ -105,11 +106,6 @@ MAPPING = Mapping(
     default_shape={"T": 16, "H": 64},
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
-    random_inputs=random_inputs,
-    reference=reference,
-    run_accelerator=run_accelerator,
-    shape_strategy=shape_strategy,
-    edge_inputs=edge_inputs,
     extras={"ir_fragment": ir_fragment, "refinement": refinement,
-            "depends_on": ("ila.models.flexasr", "ila.models.relay", "ila.numerics.adaptivfloat")},
+            "depends_on": F.DEPENDS_ON},
 )

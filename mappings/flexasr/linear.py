@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ila.models import flexasr_reference as ref
-from mappings.base import Mapping
+from mappings.base import mapping_from_module
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
@@ -103,7 +103,8 @@ def shape_strategy():
                      st.integers(1, 40), st.integers(1, 8), st.integers(1, 2))
 
 
-MAPPING = Mapping(
+MAPPING = mapping_from_module(
+    globals(),
     name=NAME,
     ir_pattern="(nn.bias_add (nn.dense ?x ?w) ?b)",
     description="linear layer on the FlexASR PEs (AdaptivFloat weights, tiled global buffer)",
@@ -111,11 +112,6 @@ MAPPING = Mapping(
     default_shape={"T": 16, "I": 64, "O": 64},
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
-    random_inputs=random_inputs,
-    reference=reference,
-    run_accelerator=run_accelerator,
-    shape_strategy=shape_strategy,
-    edge_inputs=edge_inputs,
     extras={"ir_fragment": ir_fragment, "acc_commands": acc_commands, "refinement": refinement,
-            "depends_on": ("ila.models.flexasr", "ila.models.relay", "ila.numerics.adaptivfloat")},
+            "depends_on": F.DEPENDS_ON},
 )

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ila.models import flexasr_reference as ref
-from mappings.base import Mapping
+from mappings.base import mapping_from_module
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
@@ -105,7 +105,8 @@ def shape_strategy():
     return st.builds(lambda t, i: {"T": t, "I": 16 * i, "H": 64}, st.integers(1, 12), st.integers(1, 4))
 
 
-MAPPING = Mapping(
+MAPPING = mapping_from_module(
+    globals(),
     name=NAME,
     ir_pattern="(lstm_layer ?x ?w_ih ?w_hh ?b)",
     description="one LSTM layer on the FlexASR PEs (gates on the PE activation units)",
@@ -113,11 +114,6 @@ MAPPING = Mapping(
     default_shape={"T": 8, "I": 64, "H": 64},
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
-    random_inputs=random_inputs,
-    reference=reference,
-    run_accelerator=run_accelerator,
-    shape_strategy=shape_strategy,
-    edge_inputs=edge_inputs,
     extras={"ir_fragment": ir_fragment, "acc_commands": acc_commands, "refinement": refinement,
-            "depends_on": ("ila.models.flexasr", "ila.models.relay", "ila.numerics.adaptivfloat")},
+            "depends_on": F.DEPENDS_ON},
 )

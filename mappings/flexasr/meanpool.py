@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ila.models import flexasr_reference as ref
-from mappings.base import Mapping
+from mappings.base import mapping_from_module
 from mappings.common import IrFragment
 from mappings.flexasr import common as F
 from mappings.flexasr.maxpool import SIDE_CONDITIONS as POOL_CONDITIONS
@@ -75,7 +75,8 @@ def shape_strategy():
     return st.builds(lambda r, v: {"R": 2 * r, "C": 16 * v}, st.integers(1, 20), st.integers(1, 4))
 
 
-MAPPING = Mapping(
+MAPPING = mapping_from_module(
+    globals(),
     name=NAME,
     ir_pattern="(nn.avg_pool2d ?x (pool_size 2 1) (strides 2 1))",
     description="temporal mean pooling on FlexASR LayerReduce (in place, tiled global buffer)",
@@ -83,11 +84,6 @@ MAPPING = Mapping(
     default_shape={"R": 16, "C": 64},
     side_conditions=POOL_CONDITIONS,
     tolerance=TOLERANCE,
-    random_inputs=random_inputs,
-    reference=reference,
-    run_accelerator=run_accelerator,
-    shape_strategy=shape_strategy,
-    edge_inputs=edge_inputs,
     extras={"ir_fragment": ir_fragment, "acc_commands": acc_commands, "refinement": refinement,
-            "depends_on": ("ila.models.flexasr", "ila.models.relay", "ila.numerics.adaptivfloat")},
+            "depends_on": F.DEPENDS_ON},
 )
