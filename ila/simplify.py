@@ -71,6 +71,8 @@ class Rewriter:
                 return t
             if sort.is_bool and t is TRUE and e is FALSE:
                 return c
+            if _const(t, 0) and _is_zero_test(c, e):      # ite(x = 0, 0, x) = x
+                return e
         elif op is Op.AND:
             a, b = args
             if a is FALSE or b is FALSE:
@@ -109,6 +111,10 @@ class Rewriter:
                 return self.build(op, sort, (top,), (hi - wb, lo - wb)) if (hi - wb, lo - wb) != (top.sort.width - 1, 0) else top
         elif op is Op.EXTRACT and payload == (args[0].sort.width - 1, 0):
             return args[0]
+        elif op in _ARITH:
+            out = _arith(self, op, sort, args)
+            if out is not None:
+                return out
         return Expr(op, sort, args, payload)
 
     def _chain_index(self, top: Expr) -> tuple[dict, Expr]:
@@ -160,6 +166,61 @@ class Rewriter:
                     mem = mem.args[0]
                     continue
             return Expr(Op.LOAD, _data_sort(mem), (mem, addr))
+
+
+_ARITH = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.UDIV, Op.SHL, Op.LSHR})
+
+
+def _is_zero_test(c: Expr, x: Expr) -> bool:
+    """``c`` is ``x = 0``, ``0 = x`` or ``x <u 1``."""
+    if c.op is Op.EQ:
+        return (c.args[0] is x and _const(c.args[1], 0)) or (c.args[1] is x and _const(c.args[0], 0))
+    return c.op is Op.ULT and c.args[0] is x and _const(c.args[1], 1)
+
+
+def _const(e: Expr, value: int | None = None) -> bool:
+    return e.op is Op.CONST and (value is None or e.payload == value)
+
+
+def _arith(rw: "Rewriter", op: Op, sort, args: tuple) -> Expr | None:
+    """Ring and shift identities, all valid modulo 2^width: x+0, x-0, x*1, x*0, x/1, x<<0, x>>0,
+    (x - k) + k, (x + k) - k, and x * 2^k and x / 2^k as shifts (so equal offsets computed by
+    multiplication and by shifting become the same term)."""
+    a, b = args
+    w = sort.width
+    if op is Op.ADD:
+        if _const(a, 0):
+            return b
+        if _const(b, 0):
+            return a
+        if b.op is Op.CONST and a.op in (Op.SUB, Op.ADD) and a.args[1].op is Op.CONST:
+            k = (b.payload + (a.args[1].payload if a.op is Op.ADD else -a.args[1].payload)) % (1 << w)
+            return rw.build(Op.ADD, sort, (a.args[0], Expr(Op.CONST, sort, (), k)), None)
+    elif op is Op.SUB:
+        if _const(b, 0):
+            return a
+        if b.op is Op.CONST:
+            return rw.build(Op.ADD, sort, (a, Expr(Op.CONST, sort, (), (-b.payload) % (1 << w))), None)
+    elif op is Op.MUL:
+        if a.op is Op.CONST and b.op is not Op.CONST:
+            a, b = b, a
+        if _const(b, 1):
+            return a
+        if _const(b, 0):
+            return b
+        if b.op is Op.CONST and b.payload & (b.payload - 1) == 0:
+            sh = Expr(Op.CONST, sort, (), b.payload.bit_length() - 1)
+            return rw.build(Op.SHL, sort, (a, sh), None)
+    elif op is Op.UDIV:
+        if _const(b, 1):
+            return a
+        if b.op is Op.CONST and b.payload and b.payload & (b.payload - 1) == 0:
+            sh = Expr(Op.CONST, sort, (), b.payload.bit_length() - 1)
+            return rw.build(Op.LSHR, sort, (a, sh), None)
+    elif op in (Op.SHL, Op.LSHR):
+        if _const(b, 0):
+            return a
+    return None
 
 
 def _long(mem: Expr, threshold: int = 8) -> bool:

@@ -231,6 +231,7 @@ MAPPING = Mapping(
             "chc": lambda shape, numerics="uf", mutation=None: __import__(
                 "mappings.flexasr.maxpool_chc", fromlist=["chc_spec"]).chc_spec(shape, numerics=numerics, mutation=mutation),
             "mutations": MUTATIONS,
+            "cex_shapes": ({"R": 4, "C": 32}, {"R": 32, "C": 32}),   # where a symbolic refutation looks for a trace
             "depends_on": ("ila.models.flexasr", "ila.models.relay", "ila.models.relay_numerics",
                            "ila.numerics.adaptivfloat")},
 )

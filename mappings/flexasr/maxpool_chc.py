@@ -94,12 +94,18 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None =
     # ------------------------------------------------------------------ FlexASR side
     R0, C0 = (shape["R"], shape["C"]) if shape else (2, 16)
     cmds = acc_commands(R0, C0, None, mutation=mutation)
-    if symbolic:   # put the size symbols into the configuration words' bytes
+    if symbolic:
+        # put the size symbols into the configuration words' bytes: each size field the code
+        # generator emitted at the concrete shape is affine in the size, so it becomes
+        # size symbol + (emitted value - concrete size) (a seeded off-by-one stays one off)
+        def sym(value, concrete, symbol):
+            return symbol + ((value - concrete) % (1 << symbol.sort.width))
         for c in cmds:
             if c["addr_in"] == K.CFG_LAYER_REDUCE:
-                c["data_in_6"], c["data_in_8"], c["data_in_9"] = V8, R16[7:0], R16[15:8]
+                ts = sym(c["data_in_8"] | c["data_in_9"] << 8, R0, R16)
+                c["data_in_6"], c["data_in_8"], c["data_in_9"] = sym(c["data_in_6"], C0 // 16, V8), ts[7:0], ts[15:8]
             elif c["addr_in"] == K.CFG_MEM_MNGR_LARGE:
-                c["data_in_0"] = V8
+                c["data_in_0"] = sym(c["data_in_0"], C0 // 16, V8)
     zero32 = bv_const(0, 32)
     fx_in0 = tiled_addr(zero32, tau << 1, vv, V8) + ii
     fx_in1 = tiled_addr(zero32, (tau << 1) + 1, vv, V8) + ii
