@@ -10,6 +10,9 @@ A :class:`Mapping` names an accelerator operation (``accelerator.operation``) an
 * the refinement map: which accelerator memory address holds each IR tensor element, for the
   inputs and for the outputs;
 * the shape side conditions (named, so a refusal can name the violated one);
+* optional data conditions: named, checked preconditions on the input data for hardware limits
+  that shapes cannot express (a fixed-point register that wraps for some values); inputs violating
+  one are refused (:meth:`Mapping.check_data`), not run;
 * a numeric tolerance on the Frobenius relative error when custom numerics make results inexact
   (0 for exact mappings);
 * runners: the float32 (or int) reference of the IR semantics and the end-to-end accelerator run
@@ -44,6 +47,23 @@ class SideCondition:
 
 
 @dataclass(frozen=True)
+class DataCondition:
+    """A named precondition on a mapping's input data: a hardware limit the shapes cannot express.
+    ``measure(shape, inputs)`` returns the quantity the limit bounds (a float, in the units ``text``
+    states); the condition holds when it is strictly below ``bound`` (NaN does not hold)."""
+    name: str
+    measure: Callable[[dict, dict], float]
+    bound: float
+    text: str
+
+    def value(self, shape: dict, inputs: dict) -> float:
+        return float(self.measure(shape, inputs))
+
+    def holds(self, shape: dict, inputs: dict) -> bool:
+        return self.value(shape, inputs) < self.bound
+
+
+@dataclass(frozen=True)
 class Mapping:
     name: str
     ir_pattern: str
@@ -58,6 +78,7 @@ class Mapping:
     shape_strategy: Callable[[], Any] | None = None          # hypothesis strategy of valid shapes
     edge_inputs: Callable[[dict, np.random.Generator], list[dict]] | None = None
     extras: TMapping[str, Any] = field(default_factory=dict)  # proof artefacts (fragments, maps, invariants)
+    data_conditions: tuple[DataCondition, ...] = ()          # checked preconditions on the input data
 
     @property
     def accelerator(self) -> str:
@@ -72,6 +93,14 @@ class Mapping:
             if not c.holds(shape):
                 raise MappingError(f"{self.name}: shape {format_shape(shape)} violates side condition "
                                    f"{c.name!r}: {c.text}")
+
+    def check_data(self, shape: dict, inputs: dict) -> None:
+        """Raise MappingError naming the first violated data condition and the measured value."""
+        for c in self.data_conditions:
+            v = c.value(shape, inputs)
+            if not v < c.bound:
+                raise MappingError(f"{self.name}: input data at shape {format_shape(shape)} violates data condition "
+                                   f"{c.name!r}: measured {v:.6g}, must be < {c.bound:.6g}; {c.text}")
 
     def parse_shape(self, text: str) -> dict:
         """Parse 'AxBxC' into this mapping's dimensions, in order."""

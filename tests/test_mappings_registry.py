@@ -3,6 +3,7 @@ by being registered); shapes outside the side conditions are refused with the co
 the IR-ILA fragment of each mapping agrees with its numpy reference (VT1 per mapping); and
 deliberately broken variants of the FlexASR mappings fail sim or fuzz."""
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -162,7 +163,8 @@ def _retile(key):
 
 def _broken(name, how):
     from ila.models.flexasr import driver as D
-    m = registry.get(name)
+    from mappings.flexasr import common as F
+    m = _mapping(name)
     if name == "flexasr.linear":
         runs = {
             "wrong tiling": lambda s, i: D.run_linear(i["x"], i["w"], i["b"], r=Mutant(_retile("x"))).out,
@@ -193,19 +195,54 @@ def _broken(name, how):
         runs = {"wrong tiling": lambda s, i: D.run_pool(i["x"], mode, r=Mutant(_retile("x"))).out,
                 "wrong mode": lambda s, i: D.run_pool(i["x"], mode, r=Mutant(wrong_mode)).out,
                 "swapped operands": swapped}
+    elif name == "flexasr.attention":
+        def biases(i):                           # the mapping's own bias choice (headroom)
+            s = i["enc"] @ i["dec"]
+            p = np.exp(s - s.max())
+            return {"prob_bias": F.out_bias(p / p.sum()), "out_bias": F.out_bias(m.reference({}, i))}
+
+        def attention(prog, lib, **fields):
+            for p in prog:
+                if p["name"] == "attention":
+                    for k, v in fields.items():
+                        p[k] = v(p[k])
+            return prog, lib
+        runs = {
+            "wrong tiling": lambda s, i: D.run_attention(i["enc"], i["dec"], r=Mutant(_retile("enc")), **biases(i)).out,
+            # the IR's transpose of enc applied to the score operand instead (T = H)
+            "swapped operands": lambda s, i: D.run_attention(i["enc"].T.copy(), i["dec"], **biases(i)).out,
+            # the decoder state taken from the encoder operand (enc/dec roles confused)
+            "query from the encoder": lambda s, i: D.run_attention(i["enc"], i["enc"][0].copy(), **biases(i)).out,
+            "num_vector one short": lambda s, i: D.run_attention(
+                i["enc"], i["dec"], r=Mutant(lambda p, lib: attention(p, lib, num_v=lambda v: v - 1)), **biases(i)).out,
+            "probability bias 2 too small": lambda s, i: D.run_attention(
+                i["enc"], i["dec"], r=Mutant(lambda p, lib: attention(p, lib, adpbias_prob=lambda b: max(b - 2, 0))),
+                **biases(i)).out,
+        }
     else:
         return None
     return dataclasses.replace(m, run_accelerator=runs[how])
 
 
+def _mapping(name):
+    """The registered mapping, or the MAPPING of an unregistered FlexASR mapping module."""
+    if name in NAMES:
+        return registry.get(name)
+    import importlib
+    return importlib.import_module("mappings." + name).MAPPING
+
+
 FLEX = [n for n in NAMES if n.startswith("flexasr.") and n not in ("flexasr.layernorm", "flexasr.attention")]
 VARIANTS = ["wrong tiling", "wrong mode", "swapped operands"]
+ATTENTION_VARIANTS = ["wrong tiling", "swapped operands", "query from the encoder", "num_vector one short",
+                      "probability bias 2 too small"]
 SQUARE = {"flexasr.linear": {"T": 16, "I": 64, "O": 64}, "flexasr.lstm": {"T": 16, "I": 64, "H": 64},
-          "flexasr.maxpool": {"R": 16, "C": 32}, "flexasr.meanpool": {"R": 16, "C": 32}}
+          "flexasr.maxpool": {"R": 16, "C": 32}, "flexasr.meanpool": {"R": 16, "C": 32},
+          "flexasr.attention": {"T": 64, "H": 64}}
 
 
-@pytest.mark.parametrize("how", VARIANTS)
-@pytest.mark.parametrize("name", FLEX)
+@pytest.mark.parametrize("name, how", [(n, h) for n in FLEX for h in VARIANTS] +
+                         [("flexasr.attention", h) for h in ATTENTION_VARIANTS])
 def test_broken_flexasr_variants_fail_sim(name, how):
     m = _broken(name, how)
     if m is None:
@@ -221,3 +258,72 @@ def test_the_unbroken_variant_runner_passes():
     ok = dataclasses.replace(m, run_accelerator=lambda s, i: D.run_pool(i["x"], "mean",
                                                                          r=Mutant(lambda p, lib: (p, lib))).out)
     assert run_sim(ok, shape=SQUARE["flexasr.meanpool"], samples=2).passed
+
+
+# ----------------------------------------------------------------------------- data conditions
+def _attention_violations():
+    """One input per attention data condition that violates it (and only the conditions before it
+    hold), with the condition's name."""
+    rng = np.random.default_rng(0)
+    enc = rng.standard_normal((64, 64)).astype(np.float32)
+    flat = {"enc": enc, "dec": (rng.standard_normal(64) / 8).astype(np.float32)}     # scaled dot product
+    e = rng.standard_normal((16, 256)).astype(np.float32)
+    wrap = {"enc": e, "dec": (e[3] * 2100 / (e[3] @ e[3])).astype(np.float32)}       # score 2100 > 2048
+    e = rng.standard_normal((16, 16)).astype(np.float32)
+    d = rng.standard_normal(16).astype(np.float32)
+    e = -e * np.sign(e @ d)[:, None]                                                 # every score negative
+    e[0] = 0.0                                                                       # ... but a zero row's
+    return [({"T": 16, "H": 256}, wrap, "scores fit the attention datapath"),
+            ({"T": 64, "H": 64}, {"enc": enc, "dec": np.zeros(64, np.float32)}, "exp-sum fits ac_fixed<6,2>"),
+            ({"T": 64, "H": 64}, flat, "exp-sum fits ac_fixed<6,2>"),
+            ({"T": 16, "H": 16}, {"enc": e, "dec": d}, "masked timesteps negligible")]
+
+
+@pytest.mark.parametrize("k", range(4))
+def test_attention_refuses_data_violating_a_condition_naming_it_and_the_value(k):
+    from mappings.flexasr import attention as A
+    shape, inputs, cond = _attention_violations()[k]
+    c = next(c for c in A.DATA_CONDITIONS if c.name == cond)
+    value = c.value(shape, inputs)
+    assert not value < c.bound
+    with pytest.raises(MappingError, match=re.escape(cond)) as exc:
+        A.MAPPING.check_data(shape, inputs)
+    assert f"measured {value:.6g}" in str(exc.value)
+    # the limit is the hardware's: the unit's result on these inputs is far from the reference
+    assert frobenius_relative_error(A.MAPPING.reference(shape, inputs), A.MAPPING.run_accelerator(shape, inputs)) > 0.4
+
+
+def test_simval_refuses_generated_data_violating_a_condition():
+    """A data generator leaving the preconditions is refused by sim and fuzz (MappingError naming the
+    condition), not measured."""
+    from mappings.flexasr import attention as A
+    flat = dataclasses.replace(A.MAPPING, random_inputs=lambda s, rng: {
+        "enc": rng.standard_normal((s["T"], s["H"])).astype(np.float32), "dec": np.zeros(s["H"], np.float32)})
+    with pytest.raises(MappingError, match="exp-sum fits"):
+        run_sim(flat, shape={"T": 16, "H": 16}, samples=1)
+    with pytest.raises(MappingError, match="exp-sum fits"):
+        run_fuzz(flat, seed=0, examples=2)
+
+
+def test_layernorm_refuses_vectors_whose_sum_of_squares_wraps():
+    m = registry.get("flexasr.layernorm")
+    shape = {"T": 4, "H": 32}
+    inputs = m.random_inputs(shape, np.random.default_rng(0))
+    inputs["x"] = inputs["x"] * 8                       # N(0, 4^2): sum of 16 squares ~ 256
+    with pytest.raises(MappingError, match="vector sum of squares fits the 20-bit register"):
+        m.check_data(shape, inputs)
+
+
+def test_attention_data_and_tolerance_at_small_shapes():
+    """flexasr.attention (not registered, see its module): its random and edge data satisfy its data
+    conditions, and sim and a short fuzz are within its tolerance."""
+    from mappings.flexasr import attention as A
+    m = A.MAPPING
+    rng = np.random.default_rng(3)
+    for shape in ({"T": 1, "H": 16}, {"T": 16, "H": 32}, {"T": 40, "H": 16}):
+        for inputs in [m.random_inputs(shape, rng)] + m.edge_inputs(shape, rng):
+            m.check_data(shape, inputs)
+    rep = run_sim(m, shape=SMALL["flexasr.attention"], samples=3, seed=1)
+    assert rep.passed, rep.to_json()
+    rep = run_fuzz(m, seed=0, examples=4)
+    assert rep.passed, rep.failure

@@ -5,6 +5,10 @@ to end through the accelerator's assembler and ILA simulator and through the IR 
 Frobenius relative error ‖ref − acc‖_F / ‖ref‖_F is summarised by mean and standard deviation;
 the check passes when every error is within the mapping's tolerance.
 
+Both methods check every input against the mapping's data conditions before running it
+(``Mapping.check_data``): inputs violating one raise MappingError naming the condition and the
+measured value (a generator producing such data is a bug of the mapping, not a failed check).
+
 ``fuzz``: hypothesis over shapes satisfying the side conditions and over data, including edge
 values (zeros, negative zero, saturating magnitudes) from the mapping; a failure reports the
 minimal shrunk example and the command that replays it.
@@ -57,6 +61,7 @@ def run_sim(m: Mapping, *, shape: dict | None = None, samples: int = 100, seed: 
     t0 = time.perf_counter()
     for _ in range(samples):
         inputs = m.random_inputs(shape, rng)
+        m.check_data(shape, inputs)
         rep.errors.append(frobenius_relative_error(m.reference(shape, inputs), m.run_accelerator(shape, inputs)))
     rep.seconds = time.perf_counter() - t0
     return rep
@@ -82,6 +87,7 @@ def run_fuzz(m: Mapping, *, seed: int = 0, examples: int = 40) -> SimReport:
         if edge and m.edge_inputs is not None:
             cands = m.edge_inputs(shape, rng)
             inputs = cands[(edge - 1) % len(cands)]
+        m.check_data(shape, inputs)
         err = frobenius_relative_error(m.reference(shape, inputs), m.run_accelerator(shape, inputs))
         rep.errors.append(err)
         assert err <= m.tolerance, (f"shape {format_shape(shape)}, data seed {data_seed}, edge case {edge}: "

@@ -22,13 +22,14 @@ import numpy as np
 
 from ila.models import flexasr_reference as ref
 from ila.models.flexasr import constants as K
-from mappings.base import SideCondition, mapping_from_module
+from ila.numerics import adaptivfloat as af
+from mappings.base import DataCondition, SideCondition, mapping_from_module
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
 NAME = "flexasr.layernorm"
 EPS = np.float32(1e-5)
-# Registered with a data precondition (DATA_CONDITION): with N(0, 1) inputs the model's LayerNorm
+# Registered with a data precondition (DATA_CONDITION, checked: DATA_CONDITIONS): with N(0, 1) inputs the model's LayerNorm
 # unit wraps its 20-bit per-vector sum of squares (about 1 vector in 100), which no honest tolerance
 # separates from a broken mapping. Within the precondition, and with the output bias chosen with
 # headroom (the hardware saturates a negative overflow to +max), 100 seeded inputs at 16x64 measure
@@ -85,11 +86,29 @@ def reference(shape: dict, inputs: dict) -> np.ndarray:
     return ref.layernorm(inputs["x"], inputs["gamma"], inputs["beta"], eps=float(EPS))
 
 
+def _x_bias(shape: dict, inputs: dict) -> int:
+    """Bias register of x (shared by the in-place output): from max|x| and max|reference| with headroom."""
+    x = np.asarray(inputs["x"], np.float32)
+    return F.out_bias(np.concatenate([x.ravel(), reference(shape, inputs).ravel()]))
+
+
+def vector_sum_squares(shape: dict, inputs: dict) -> float:
+    """The largest per-vector sum of squares of the quantised x, max over (t, v) of
+    sum_j x_q[t, 16 v + j]^2, exact in float64 (the unit's truncated squares sum to at most this)."""
+    x = np.asarray(inputs["x"], np.float32)
+    xq = af.dequantize(*af.quantize(x, _x_bias(shape, inputs)), np.float64)
+    return float((xq.reshape(x.shape[0], -1, 16) ** 2).sum(axis=-1).max())
+
+
+DATA_CONDITIONS = (
+    DataCondition("vector sum of squares fits the 20-bit register", vector_sum_squares, 32.0,
+                  "max over the 16-value vectors of sum(x^2), x as quantised: " + DATA_CONDITION),
+)
+
+
 def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
     from ila.models.flexasr.driver import run_layernorm
-    x = inputs["x"]
-    y = reference(shape, inputs)
-    return run_layernorm(x, inputs["gamma"], inputs["beta"], bias_reg=F.out_bias(np.concatenate([x.ravel(), y.ravel()]))).out
+    return run_layernorm(inputs["x"], inputs["gamma"], inputs["beta"], bias_reg=_x_bias(shape, inputs)).out
 
 
 def shape_strategy():
@@ -106,6 +125,7 @@ MAPPING = mapping_from_module(
     default_shape={"T": 16, "H": 64},
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
+    data_conditions=DATA_CONDITIONS,
     extras={"ir_fragment": ir_fragment, "refinement": refinement,
             "depends_on": F.DEPENDS_ON},
 )

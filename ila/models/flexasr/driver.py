@@ -238,11 +238,13 @@ def run_layernorm(x, gamma=None, beta=None, *, bias_reg=None, r: Runner | None =
     return _finish(r, frag, reads, T, nv, bx, {"x": (xq, bx), "gamma": (gq, bg), "beta": (betq, bb)})
 
 
-def run_attention(enc, dec, *, r: Runner | None = None) -> Result:
+def run_attention(enc, dec, *, out_bias=None, prob_bias=None, r: Runner | None = None) -> Result:
     """out[H] = softmax(enc @ dec) @ enc for enc[T, H], dec[H] on the GB attention unit. T is padded
     with zero encoder rows to a multiple of 16 (the unit works on groups of 16 timesteps; a zero
     row gets the masked score 0xFC000000 and probability 0). ``Result.out`` has shape [H]; the
-    softmax probabilities read back are in ``Result.inputs["p"]``."""
+    softmax probabilities read back are in ``Result.inputs["p"]``. The bias registers of the
+    output (``out_bias``) and of the probabilities (``prob_bias``) default to choose_bias_reg of
+    the float32 host evaluation; an argument overrides it."""
     r = r or runner()
     enc = _as_2d(enc, "attention")
     dec = np.asarray(dec, np.float32)
@@ -256,8 +258,8 @@ def run_attention(enc, dec, *, r: Runner | None = None) -> Result:
     s = enc @ dec
     p_ref = np.exp(s - s.max())
     p_ref /= p_ref.sum()
-    bp, _ = af.choose_bias_reg(p_ref)
-    bo, _ = af.choose_bias_reg(ref.attention(enc, dec))
+    bp = af.choose_bias_reg(p_ref)[0] if prob_bias is None else int(prob_bias)
+    bo = af.choose_bias_reg(ref.attention(enc, dec))[0] if out_bias is None else int(out_bias)
     enc_pad = np.zeros((Tp, H), np.uint8)
     enc_pad[:T] = eq
     base_prob = nv
