@@ -192,6 +192,9 @@ class LoopSpec:
     invariant: Callable[[Any], Any]
     post: Callable[[Any], Any]
     name: str = "loop"
+    # relational candidate conjuncts for invariant inference (verify.houdini), used when
+    # ``invariant`` is None: LoopSystem -> [Expr]
+    candidates: Callable[[Any], list] | None = None
 
 
 @dataclass

@@ -74,7 +74,8 @@ def test_symbolic_maxpool_consecution_part_is_rewritten_to_linear():
     m = registry.get("flexasr.maxpool")
     spec = m.extras["chc"](None, numerics="uf")
     built = chc.build(spec)
-    parts = [p for c in built.clauses for p in c.parts if p.name.startswith("ir: consecution")]
+    parts = [q for c in built.clauses for p in c.parts for q in (p.parts() if callable(p.parts) else [p])
+             if q.name.startswith("ir: consecution")]
     hard = max(parts, key=lambda p: len(R.nonlinear_atoms(p.formula)))
     st, secs, _ = chc._valid_part(hard, spec, timeout=30, solver="z3", inline_ufs=False, emit_dir=None, label="t")
     assert st == "valid"

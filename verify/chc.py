@@ -57,7 +57,8 @@ def _conjuncts(e: Expr) -> list[Expr]:
 class Clause:
     name: str
     formula: Expr                       # must be valid
-    parts: list["Clause"] = field(default_factory=list)   # equivalent split, tried if needed
+    parts: list["Clause"] | Callable[[], list["Clause"]] = field(default_factory=list)  # equivalent split,
+    #                                                      tried if needed (a callable: built on demand)
     refine: tuple | None = None         # (loop variable uids, data variable uids) for verify.refine
 
 
@@ -86,16 +87,23 @@ def _pinned(inv: Expr, sysm: LoopSystem) -> dict[Expr, Expr]:
 MONOLITHIC_TIMEOUT = 20.0   # seconds for the one-query consecution before splitting it
 
 
+def loop_of(lp: LoopSpec) -> tuple[LoopSystem, dict]:
+    """A side's loop system (cell-morphed child loop) and its start state: the model's state after
+    the side's prefix commands, the tracked cells at their refinement-map values."""
+    ila = lp.side.ila
+    u = execute(ila, lp.side.commands, init={**reset_state(ila), **lp.side.init}, prefix=f"{lp.name}.",
+                run_children=False)
+    sysm = loop_system(ila, lp.side.memory, lp.addrs, start_state=u.final, tag=lp.name)
+    start = {v: u.final[v.name] for v in sysm.states}
+    start.update(zip(sysm.cells, lp.cell_init))
+    return sysm, start
+
+
 def build(spec: ChcSpec) -> Built:
     """Build the loop systems from the models and the clauses of the supplied invariants."""
     systems, starts, invs, posts, clauses = [], [], [], [], []
     for k, lp in enumerate(spec.loops):
-        ila = lp.side.ila
-        u = execute(ila, lp.side.commands, init={**reset_state(ila), **lp.side.init}, prefix=f"{lp.name}.",
-                    run_children=False)
-        sysm = loop_system(ila, lp.side.memory, lp.addrs, start_state=u.final, tag=lp.name)
-        start = {v: u.final[v.name] for v in sysm.states}
-        start.update(zip(sysm.cells, lp.cell_init))
+        sysm, start = loop_of(lp)
         inv, post = land(sysm.consistency(), lp.invariant(sysm)), lp.post(sysm)
         at_start = Rewriter(start).one(inv)
         clauses.append(Clause(f"{lp.name}: initiation", implies(spec.pre, at_start)))
@@ -107,13 +115,20 @@ def build(spec: ChcSpec) -> Built:
         data_uids = {v.uid for v in [*sysm.cells, *sysm.havocs, *lp.cell_init] if v.op is Op.VAR}
         for (iname, fire), nxt in zip(sysm.fires, sysm.next_by_instr):
             rw = Rewriter(nxt)
-            for j, conj in enumerate(_conjuncts(inv)):
-                part = implies(land(spec.pre, inv, fire), rw.one(conj))
-                # under the invariant its pinned variables equal their values: substitute them
-                # (equivalent, and folds configuration arithmetic such as kh = cfg_5 & 0xffff)
-                part = implies(land(*[v.eq(e) for v, e in pins.items()]), Rewriter(pins).one(part))
-                parts.append(Clause(f"{lp.name}: consecution [{iname}] #{j}", part,
-                                    refine=(loop_uids, data_uids)))
+
+            def per_conjunct(iname=iname, fire=fire, rw=rw, pins=pins, inv=inv, lp=lp, refine=(loop_uids, data_uids)):
+                sub = []
+                for j, conj in enumerate(_conjuncts(inv)):
+                    part = implies(land(spec.pre, inv, fire), rw.one(conj))
+                    # under the invariant its pinned variables equal their values: substitute them
+                    # (equivalent, and folds configuration arithmetic such as kh = cfg_5 & 0xffff)
+                    part = implies(land(*[v.eq(e) for v, e in pins.items()]), Rewriter(pins).one(part))
+                    sub.append(Clause(f"{lp.name}: consecution [{iname}] #{j}", part, refine=refine))
+                return sub
+            # per instruction first (one query), then per conjunct (built on demand) if that is
+            # not quickly valid
+            parts.append(Clause(f"{lp.name}: consecution [{iname}]",
+                                implies(land(spec.pre, inv, fire), rw.one(inv)), per_conjunct))
         clauses.append(Clause(f"{lp.name}: consecution",
                               implies(land(spec.pre, inv, sysm.enabled), Rewriter(sysm.next).one(inv)), parts))
         for i in range(len(sysm.fires)):
@@ -164,6 +179,24 @@ def _valid_part(part: Clause, spec: ChcSpec, *, timeout: float | None, **kw):
     return _valid(Clause(part.name, f), spec, timeout=timeout, **kw)
 
 
+def _leaves(parts: list[Clause], spec, timeout, kw, *, symbolic: bool):
+    """Check a list of clauses, descending into a clause's own parts when it is not quickly valid;
+    yields (status, seconds, reason, name) for the clauses that decide."""
+    for part in parts:
+        if part.parts:
+            if not symbolic:
+                st, sec, why = _valid(part, spec, timeout=min(timeout or PER_INSTR_TIMEOUT, PER_INSTR_TIMEOUT), **kw)
+                if st == "valid":
+                    yield st, sec, why, part.name
+                    continue
+            yield from _leaves(part.parts() if callable(part.parts) else part.parts, spec, timeout, kw,
+                               symbolic=symbolic)
+        else:
+            st, sec, why = _valid_part(part, spec, timeout=timeout, **kw)
+            yield st, sec, why, part.name
+
+
+PER_INSTR_TIMEOUT = 10.0  # seconds for one instruction's consecution before splitting it per conjunct
 ATOM_TIMEOUT = 2.0        # seconds per side-condition query in verify.refine
 
 
@@ -181,9 +214,8 @@ def check_invariants(spec: ChcSpec, *, solver: str = "z3", timeout: float | None
             first = timeout if not c.parts else min(timeout or MONOLITHIC_TIMEOUT, MONOLITHIC_TIMEOUT)
             status, secs, reason = _valid(c, spec, timeout=first, **kw)
         if status != "valid" and c.parts:
-            for part in c.parts:
-                st, sec, why = _valid_part(part, spec, timeout=timeout, **kw)
-                rows.append((part.name, st if not why else f"{st} ({why})", sec))
+            for st, sec, why, name in _leaves(c.parts, spec, timeout, kw, symbolic=spec.scope == "symbolic"):
+                rows.append((name, st if not why else f"{st} ({why})", sec))
                 if st == "invalid":
                     overall = "invalid"
                 elif st == "unknown" and overall == "valid":
@@ -218,14 +250,18 @@ def check_store_lemma(ps) -> list[str]:
 
 def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float | None = None,
               numerics: str = "uf", emit_smt: str | None = None, mutation: str | None = None,
-              spacer: float | None = None):
+              spacer: float | None = None, infer: bool = False):
     """``verify.mapping --method chc``: prove with the mapping's relational invariants.
     ``mutation`` selects one of the mapping's seeded bugs (mutation testing). ``spacer`` (seconds)
     also hands the clauses with unknown invariants to z3's Spacer; its answer is reported, and a
     'safe' answer proves the mapping by itself."""
     t0 = time.perf_counter()
     kw = {"mutation": mutation} if mutation else {}
-    spec: ChcSpec = mapping.extras["chc"](shape, numerics=numerics, **kw)
+    spec: ChcSpec = mapping.extras["chc"](shape, numerics=numerics, **kw, **({"infer": True} if infer else {}))
+    inferred = []
+    if any(lp.invariant is None for lp in spec.loops):
+        from .houdini import infer_invariants
+        spec, inferred = infer_invariants(spec, solver=solver, timeout=timeout or 30.0, inline_ufs=numerics == "exact")
     label = f"{mapping.name}.{spec.scope}"
     if emit_smt:
         os.makedirs(emit_smt, exist_ok=True)
@@ -254,7 +290,8 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
     if overall == "valid":
         extent = "" if shape is not None else (" (for every size within the side conditions: the loops from the "
                                               "refinement map; the store streams are checked per shape)")
-        return Proved("chc", solver, secs, f"relational invariants hold for all {len(rows)} clauses{extent}"
+        how = "relational invariants" if not inferred else "inferred invariants (" + "; ".join(inferred) + ")"
+        return Proved("chc", solver, secs, f"{how} hold for all {len(rows)} clauses{extent}"
                       f"{spacer_note}", scope=spec.scope)
     if overall == "unknown":
         return Unknown("chc", solver, secs, reason=f"some clauses unknown: {table}{spacer_note}")

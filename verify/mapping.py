@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--emit-smt", metavar="DIR", help="write the SMT-LIB2 / HORN problems to DIR")
     p.add_argument("--spacer", type=float, metavar="SECONDS",
                    help="chc: also run z3's Spacer on the clauses with unknown invariants")
+    p.add_argument("--infer", action="store_true",
+                   help="chc: infer the loop invariants (Houdini over generic templates and the mapping's relational "
+                        "candidates) instead of using the mapping's supplied ones")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--samples", type=int, default=100, help="random inputs for --method sim")
     p.add_argument("--json", action="store_true", help="machine-readable result")
@@ -86,10 +89,10 @@ def _proof(args, m) -> int:
         if "chc" not in m.extras:
             raise MappingError(f"{m.name} has no CHC setup (product program and invariants) yet")
         v = check_chc(m, shape, solver=args.solver, timeout=args.timeout, numerics=args.numerics,
-                      emit_smt=args.emit_smt, spacer=args.spacer)
+                      emit_smt=args.emit_smt, spacer=args.spacer, infer=args.infer)
     if not args.no_ledger:
         from .ledger import record
-        record(m, v, scope=scope + ("" if args.numerics == "uf" else "/exact"))
+        record(m, v, scope=scope + ("" if args.numerics == "uf" else "/exact") + ("/inferred" if args.infer else ""))
     payload = {"mapping": m.name, "shape": scope, "numerics": args.numerics, **v.to_json()}
     text = f"{m.name} --method {args.method} ({scope}, {args.numerics} numerics, {v.solver}): "
     if isinstance(v, Proved):

@@ -1,4 +1,5 @@
-"""CHC artefacts of flexasr.maxpool: tracked cells, refinement map on them, relational invariants.
+"""CHC artefacts of the LayerReduce family (flexasr.maxpool, flexasr.meanpool): tracked cells, the
+refinement map on them, relational invariants — supplied, or inferred (``infer=True``).
 
 Tracked output cell (τ, c) with c = 16·v + i, for symbolic τ < R/2, v < num_v, i < 16; the
 cells it depends on are the inputs (2τ, c) and (2τ+1, c). Their values x0, x1 (inputs) and xo
@@ -16,6 +17,16 @@ when the child has finished. The invariant relates the counters to the tiled bas
 cell at xo, and says a processed output cell holds GBAdpfloat_max(x0, x1).
 
 The sizes R and num_v are constants for a fixed shape and 16/8-bit symbols with ``symbolic``.
+
+The reduction is max (``op='max'``: IR nn.max_pool2d, LayerReduce mode 0, ``GBAdpfloat_max``) or
+mean (``op='mean'``: IR nn.avg_pool2d, whose window result is ``div(add(x0, x1), from_int(2))``,
+mode 1, ``GBAdpfloat_mean``).
+
+Inference (``infer=True``): the mapping states only the family's *relational* conjuncts (which
+cells are processed at a given loop position, and what a processed cell holds: the ``*_cells``
+functions below); every scalar conjunct (configuration, control states, counter bounds, address
+registers) is left to :mod:`verify.houdini` over the generic templates of :mod:`verify.templates`,
+and the relational conjuncts themselves are candidates too (dropped if not inductive).
 """
 from __future__ import annotations
 
@@ -32,12 +43,17 @@ def _p(name, w):
     return symbol(f"p.{name}", BvSort(w))
 
 
-def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None = None):
+def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None = None, op: str = "max",
+             infer: bool = False):
     from ila.models.flexasr import constants as K
-    from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX
+    from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX, GB_ADPFLOAT_MEAN
     from ila.models.flexasr.top import tiled_addr
     from ila.models.relay import relay_ila
-    from .maxpool import acc_commands, build_model, ir_numerics
+    from mappings.base import MappingError
+    from .maxpool import POOL_OPS, acc_commands, build_model, ir_mean_numerics, ir_numerics, mean_link
+    if op == "mean" and numerics == "exact":
+        raise MappingError("flexasr.meanpool: --numerics exact is not available: the IR averages in float32, "
+                           "which is not bit-equal to the unit's AdaptivFloat mean (use uf; sim/fuzz measure it)")
 
     symbolic = shape is None
     if symbolic:
@@ -58,42 +74,46 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None =
     )
 
     # ------------------------------------------------------------------ IR side
-    num = ir_numerics()
+    num = ir_numerics() if op == "max" else ir_mean_numerics()
     ir = relay_ila(num, tensor_entries=1 << 22)
-    ir_cmd = {"func_id": FUNC_IDS["nn.max_pool2d"], "arg_0": 0, "arg_1": R32 * C32, "arg_2": 1, "arg_3": R32,
+    ir_cmd = {"func_id": FUNC_IDS[POOL_OPS[op]], "arg_0": 0, "arg_1": R32 * C32, "arg_2": 1, "arg_3": R32,
               "arg_4": C32, "arg_5": (2 << 16) | 1, "arg_6": (2 << 16) | 1}
     ir_in0 = ((t32 << 1) * C32) + c32
     ir_in1 = (((t32 << 1) + 1) * C32) + c32
     ir_out = R32 * C32 + t32 * C32 + c32
-    ir_max = num.max
+    if op == "max":
+        ir_res = num.max(x0, x1)
+    else:
+        ir_res = num.div(num.add(x0, x1), num.from_int(bv_const(2, 32)))
+
+    def ir_cells(s):       # relational conjuncts of the IR pooling loop (processed cells, partial window)
+        st = {v.name: v for v in s.states}
+        busy = st[f"{POOL_OPS[op]}.busy"]
+        p, oy, ox, wy, wx = (st[f"cnt_{k}"] for k in range(5))
+        c_in0, c_in1, c_out = s.cells
+        processed = lor(~busy, lor(oy.ugt(t32), oy.eq(t32) & ox.ugt(c32)))
+        mid = busy & oy.eq(t32) & ox.eq(c32) & wy.eq(1)
+        return [c_in0.eq(x0), c_in1.eq(x1), implies(processed, c_out.eq(ir_res)), implies(~processed, c_out.eq(io)),
+                implies(mid, st["acc"].eq(x0))]
 
     def ir_inv(s):
         st = {v.name: v for v in s.states}
-        busy = st["nn.max_pool2d.busy"]
+        busy = st[f"{POOL_OPS[op]}.busy"]
         p, oy, ox, wy, wx = (st[f"cnt_{k}"] for k in range(5))
-        acc = st["acc"]
-        c_in0, c_in1, c_out = s.cells
         cfg_ok = land(*[st[f"cfg_{k}"].eq(v) for k, v in enumerate(
             [bv_const(0, 32), R32 * C32, bv_const(1, 32), R32, C32, bv_const((2 << 16) | 1, 32), bv_const((2 << 16) | 1, 32)])])
-        past = lor(oy.ugt(t32), oy.eq(t32) & ox.ugt(c32))
-        processed = lor(~busy, past)
-        mid = busy & oy.eq(t32) & ox.eq(c32) & wy.eq(1)
         return land(
             cfg_ok,
             implies(busy, land(p.eq(0), wx.eq(0), wy.ule(1), oy.ult(R32.lshr(1)), ox.ult(C32))),
             implies(~busy, land(p.eq(0), oy.eq(0), ox.eq(0), wy.eq(0), wx.eq(0))),
-            c_in0.eq(x0), c_in1.eq(x1),
-            implies(processed, c_out.eq(ir_max(x0, x1))),
-            implies(~processed, c_out.eq(io)),
-            implies(mid, acc.eq(x0)),
-        )
+            *ir_cells(s))
 
     def ir_post(s):
-        return s.cells[2].eq(ir_max(x0, x1))
+        return s.cells[2].eq(ir_res)
 
     # ------------------------------------------------------------------ FlexASR side
     R0, C0 = (shape["R"], shape["C"]) if shape else (2, 16)
-    cmds = acc_commands(R0, C0, None, mutation=mutation)
+    cmds = acc_commands(R0, C0, None, mutation=mutation, op=op)
     if symbolic:
         # put the size symbols into the configuration words' bytes: each size field the code
         # generator emitted at the concrete shape is affine in the size, so it becomes
@@ -110,23 +130,37 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None =
     fx_in0 = tiled_addr(zero32, tau << 1, vv, V8) + ii
     fx_in1 = tiled_addr(zero32, (tau << 1) + 1, vv, V8) + ii
     fx_out = tiled_addr(zero32, tau + (1 if mutation == "wrong_in_place_target" else 0), vv, V8) + ii
-    fmax = GB_ADPFLOAT_MAX
+    fred = GB_ADPFLOAT_MAX if op == "max" else GB_ADPFLOAT_MEAN
+    P = "gb_layer_reduce"
 
-    def fx_inv(s):
-        st = {v.name: v for v in s.states}
-        P = "gb_layer_reduce"
+    def lr_progress(st):
+        """Which tracked cells the LayerReduce loop has processed: pair k = ts/2 - 1 is current, n
+        of its vectors are reduced (v - 1 while a reduction is pending), or the child is done."""
         valid, state = st[f"{P}_child_valid"], st[f"{P}_child_state"]
         ts, v = st[f"{P}_ts_cntr"], st[f"{P}_v_cntr"]
-        b0, b1, bo = st[f"{P}_base0"], st[f"{P}_base1"], st[f"{P}_base_out"]
-        a0, a1, ao = st[f"{P}_addr0"], st[f"{P}_addr1"], st[f"{P}_addr_out"]
-        c_in0, c_in1, c_out = s.cells
         S = {k: state.eq(code) for k, code in LR.items()}
         started = S["TS"] & ts.ne(0) | S["VEC"] | S["RED"] | S["DONE"]
         k = (ts - 2).lshr(1)
         n = ite(S["RED"], v - 1, v)
-        processed = lor(valid.eq(0), started & lor(tau.ult(k), tau.eq(k) & vv.ult(n)))
-        cfg_ok = land(st[f"{P}_mode"].eq(0), st[f"{P}_mem_idx"].eq(0), st[f"{P}_num_vector"].eq(V8),
-                      st[f"{P}_num_timestep"].eq(R16), st["gb_core_mem_mngr_large_base_large_0"].eq(0))
+        return S, started, lor(valid.eq(0), started & lor(tau.ult(k), tau.eq(k) & vv.ult(n)))
+
+    def fx_cells(s):
+        st = {v.name: v for v in s.states}
+        c_in0, c_in1, c_out = s.cells
+        _, _, processed = lr_progress(st)
+        return [implies(processed, c_out.eq(fred(x0, x1))),
+                implies(~processed, land(c_in0.eq(x0), c_in1.eq(x1), c_out.eq(xo)))]
+
+    def fx_inv(s):
+        st = {v.name: v for v in s.states}
+        valid, state = st[f"{P}_child_valid"], st[f"{P}_child_state"]
+        ts, v = st[f"{P}_ts_cntr"], st[f"{P}_v_cntr"]
+        b0, b1, bo = st[f"{P}_base0"], st[f"{P}_base1"], st[f"{P}_base_out"]
+        a0, a1, ao = st[f"{P}_addr0"], st[f"{P}_addr1"], st[f"{P}_addr_out"]
+        S, started, _ = lr_progress(st)
+        cfg_ok = land(st[f"{P}_mode"].eq(0 if op == "max" else 1), st[f"{P}_mem_idx"].eq(0),
+                      st[f"{P}_num_vector"].eq(V8), st[f"{P}_num_timestep"].eq(R16),
+                      st["gb_core_mem_mngr_large_base_large_0"].eq(0))
         off = (zext(v - 1, 32)) << 8
         return land(
             cfg_ok,
@@ -140,24 +174,25 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None =
             implies(S["VEC"], v.ult(V8)),
             implies(S["RED"], land(v.uge(1), a0.eq(b0 + off), a1.eq(b1 + off), ao.eq(bo + off))),
             implies(S["DONE"], ts.eq(R16) & v.eq(V8)),
-            implies(processed, c_out.eq(fmax(x0, x1))),
-            implies(~processed, land(c_in0.eq(x0), c_in1.eq(x1), c_out.eq(xo))),
-        )
+            *fx_cells(s))
 
     def fx_post(s):
-        return s.cells[2].eq(fmax(x0, x1))
+        return s.cells[2].eq(fred(x0, x1))
 
     def final(systems):
         return systems[0].cells[2].eq(systems[1].cells[2])
 
     def link(apps):
-        return [n.eq(fmax(*n.args)) for n in apps if n.payload is ir_max]
+        if op == "mean":
+            return mean_link(num)(apps)
+        return [n.eq(GB_ADPFLOAT_MAX(*n.args)) for n in apps if n.payload is num.max]
 
     acc = build_model(mutation)
     scope = "symbolic" if symbolic else f"{shape['R']}x{shape['C']}"
     return ChcSpec(
         pre=pre,
-        loops=[LoopSpec(Side(ir, [ir_cmd], "tensor"), [ir_in0, ir_in1, ir_out], [x0, x1, io], ir_inv, ir_post, "ir"),
+        loops=[LoopSpec(Side(ir, [ir_cmd], "tensor"), [ir_in0, ir_in1, ir_out], [x0, x1, io],
+                        None if infer else ir_inv, ir_post, "ir", candidates=ir_cells),
                LoopSpec(Side(acc, cmds, "gb_core_large_buffer"), [fx_in0, fx_in1, fx_out], [x0, x1, xo],
-                        fx_inv, fx_post, "flexasr")],
+                        None if infer else fx_inv, fx_post, "flexasr", candidates=fx_cells)],
         final=final, axioms=link if numerics != "exact" else (lambda apps: []), scope=scope)

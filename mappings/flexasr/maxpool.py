@@ -62,6 +62,42 @@ def _ir_exact_max(a, b):
     return ite(rank(b).sgt(rank(a)), canon(b), canon(a))
 
 
+POOL_OPS = {"max": "nn.max_pool2d", "mean": "nn.avg_pool2d"}
+
+
+def ir_mean_numerics():
+    """Abstract IR numerics for flexasr.meanpool proofs: add, div and from_int are uninterpreted
+    (the paper's abstract data types). The link axiom ``div(add(a, b), from_int(2)) =
+    GBAdpfloat_mean(a, b)`` pairs the IR's average of a window with the unit's mean; it is an
+    abstraction, not a bit-level fact (the IR averages in float32), so a proof shows *which*
+    elements are averaged and where the result goes, and ``--method sim|fuzz`` measures the
+    numeric difference (mapping tolerance)."""
+    from ila.expr import FuncRef
+    from ila.sorts import BvSort
+    num = abstract("ir_af8", 8, axioms=False)
+    S = BvSort(8)
+    div = FuncRef("ir_af8_div", S, [S, S])
+    from_int = FuncRef("ir_af8_from_int", S, [BvSort(32)])
+    import dataclasses
+    return dataclasses.replace(num, div=div, from_int=from_int)
+
+
+def mean_link(num):
+    """The link axiom instances for the applications of the IR's div (see :func:`ir_mean_numerics`)."""
+    from ila.models.flexasr.funcs import GB_ADPFLOAT_MEAN
+
+    def link(apps):
+        out = []
+        for n in apps:
+            if n.payload is num.div and n.args[0].op.name == "APPLY" and n.args[0].payload is num.add:
+                k = n.args[1]
+                if k.op.name == "APPLY" and k.payload is num.from_int and k.args[0].op.name == "CONST" \
+                        and k.args[0].payload == 2:
+                    out.append(n.eq(GB_ADPFLOAT_MEAN(*n.args[0].args)))
+        return out
+    return link
+
+
 def ir_numerics():
     from ila.numerics import adaptivfloat as af
     from ila.models.flexasr.funcs import canon_expr
@@ -77,11 +113,12 @@ def ir_numerics():
 
 
 # ----------------------------------------------------------------------------- fragments
-def ir_commands(R: int, C: int, data) -> list[dict]:
-    """Compiler-IR ILA fragment: store x row-major at 0, run nn.max_pool2d into R*C."""
+def ir_commands(R: int, C: int, data, op: str = "max") -> list[dict]:
+    """Compiler-IR ILA fragment: store x row-major at 0, run nn.max_pool2d (``op='mean'``:
+    nn.avg_pool2d) into R*C."""
     cmds = [{"func_id": FUNC_IDS["tensor_store"], "addr_in": t * C + c, "data_in": data[t * C + c]}
             for t in range(R) for c in range(C)]
-    cmds.append({"func_id": FUNC_IDS["nn.max_pool2d"], "arg_0": 0, "arg_1": R * C, "arg_2": 1, "arg_3": R,
+    cmds.append({"func_id": FUNC_IDS[POOL_OPS[op]], "arg_0": 0, "arg_1": R * C, "arg_2": 1, "arg_3": R,
                  "arg_4": C, "arg_5": (2 << 16) | 1, "arg_6": (2 << 16) | 1})
     return cmds
 
@@ -121,7 +158,7 @@ def build_model(mutation: str | None = None):
         layer_reduce.tiled_addr, layer_reduce.GB_ADPFLOAT_MAX = saved
 
 
-def acc_commands(R: int, C: int, data, *, mutation: str | None = None):
+def acc_commands(R: int, C: int, data, *, mutation: str | None = None, op: str = "max"):
     """FlexASR MMIO fragment, from the model's own assembler (tensor assembly ``store_act`` +
     ``maxp``), with the data bytes of each GB store replaced by the given per-element values
     (``data=None``: the configuration and start commands only)."""
@@ -129,11 +166,11 @@ def acc_commands(R: int, C: int, data, *, mutation: str | None = None):
     from ila.models.flexasr import constants as K
     lib = {"x": np.zeros((R, C), dtype=np.uint8)}
     prog = ([{"name": "store_act", "tensor": "x", "base": 0}] if data is not None else []) + \
-        [{"name": "maxp", "num_ts": R, "num_v": C // 16}]
+        [{"name": {"max": "maxp", "mean": "meanp"}[op], "num_ts": R, "num_v": C // 16}]
     asm_prog = asm.tensor_to_ila(prog, lib)
     for ins in asm_prog:
         if ins["name"] == "cfg_ly_reduce":
-            ins["mode"] = 1 if mutation == "wrong_mode" else ins["mode"]
+            ins["mode"] = (1 - ins["mode"]) if mutation == "wrong_mode" else ins["mode"]
             ins["num_timestep"] -= 2 if mutation == "timestep_off_by_one" else 0
             ins["num_vector"] -= 1 if mutation == "wrong_vector_count" else 0
         if ins["name"] == "cfg_mmngr_gb_large" and mutation == "wrong_base":
@@ -157,25 +194,31 @@ def acc_commands(R: int, C: int, data, *, mutation: str | None = None):
     return out
 
 
-def proof_setup(shape: dict, *, numerics: str = "uf", mutation: str | None = None):
-    """The two fragments over shared symbolic data, for ``verify.bmc`` (see module docstring)."""
-    from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX
+def proof_setup(shape: dict, *, numerics: str = "uf", mutation: str | None = None, op: str = "max"):
+    """The two fragments over shared symbolic data, for ``verify.bmc`` (see module docstring;
+    ``op='mean'``: flexasr.meanpool, IR numerics :func:`ir_mean_numerics`)."""
+    from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX, GB_ADPFLOAT_MEAN
+    from mappings.base import MappingError
     R, C = shape["R"], shape["C"]
     if mutation is not None and mutation not in MUTATIONS:
         raise ValueError(f"unknown mutation {mutation!r}; known: {sorted(MUTATIONS)}")
-    num = ir_numerics()
+    if op == "mean" and numerics == "exact":
+        raise MappingError("flexasr.meanpool: --numerics exact is not available: the IR averages in float32, "
+                           "which is not bit-equal to the unit's AdaptivFloat mean (use uf; sim/fuzz measure it)")
+    num = ir_numerics() if op == "max" else ir_mean_numerics()
     ir = relay_ila(num, tensor_entries=1 << 22)
     d = symbolic_data(R * C, 8)
-    acc_cmds = acc_commands(R, C, d, mutation=mutation)
+    acc_cmds = acc_commands(R, C, d, mutation=mutation, op=op)
     off = tiled(R, C)
     shift = 1 if mutation == "wrong_in_place_target" else 0
     outs = [(R * C + t * C + c, int(off[t + shift, c])) for t in range(R // 2) for c in range(C)]
 
     def link(apps):
         return [n.eq(GB_ADPFLOAT_MAX(*n.args)) for n in apps if n.payload is num.max]
-    return ProofSetup(Side(ir, ir_commands(R, C, d), "tensor"),
+    funcs = [num.max, GB_ADPFLOAT_MAX] if op == "max" else [num.add, num.div, num.from_int, GB_ADPFLOAT_MEAN]
+    return ProofSetup(Side(ir, ir_commands(R, C, d, op), "tensor"),
                       Side(build_model(mutation), acc_cmds, "gb_core_large_buffer"), d, outs,
-                      axioms=[] if numerics == "exact" else [link], funcs=[num.max, GB_ADPFLOAT_MAX],
+                      axioms=[] if numerics == "exact" else [link if op == "max" else mean_link(num)], funcs=funcs,
                       describe_output=lambda k: f"output ({k // C}, {k % C})",
                       inputs=[(t * C + c, int(off[t, c])) for t in range(R) for c in range(C)])
 
@@ -228,8 +271,9 @@ MAPPING = Mapping(
     shape_strategy=shape_strategy,
     edge_inputs=edge_inputs,
     extras={"proof": proof_setup,
-            "chc": lambda shape, numerics="uf", mutation=None: __import__(
-                "mappings.flexasr.maxpool_chc", fromlist=["chc_spec"]).chc_spec(shape, numerics=numerics, mutation=mutation),
+            "chc": lambda shape, numerics="uf", mutation=None, infer=False: __import__(
+                "mappings.flexasr.layer_reduce_chc", fromlist=["chc_spec"]).chc_spec(
+                    shape, numerics=numerics, mutation=mutation, infer=infer),
             "mutations": MUTATIONS,
             "cex_shapes": ({"R": 4, "C": 32}, {"R": 32, "C": 32}),   # where a symbolic refutation looks for a trace
             "depends_on": ("ila.models.flexasr", "ila.models.relay", "ila.models.relay_numerics",

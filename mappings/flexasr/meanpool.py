@@ -70,6 +70,16 @@ def acc_commands(shape: dict, inputs: dict) -> list[dict]:
     return fragment_to_mmio(run_pool(inputs["x"], "mean").fragment)
 
 
+def _pool():
+    from mappings.flexasr import maxpool
+    return maxpool
+
+
+def _family():
+    from mappings.flexasr import layer_reduce_chc
+    return layer_reduce_chc
+
+
 def shape_strategy():
     from hypothesis import strategies as st
     return st.builds(lambda r, v: {"R": 2 * r, "C": 16 * v}, st.integers(1, 20), st.integers(1, 4))
@@ -85,5 +95,13 @@ MAPPING = mapping_from_module(
     side_conditions=POOL_CONDITIONS,
     tolerance=TOLERANCE,
     extras={"ir_fragment": ir_fragment, "acc_commands": acc_commands, "refinement": refinement,
-            "depends_on": F.DEPENDS_ON},
+            "depends_on": F.DEPENDS_ON,
+            # formal proofs share flexasr.maxpool's fragments and the LayerReduce family's CHC
+            # artefacts; the CHC invariant is always inferred (this mapping states none)
+            "proof": lambda shape, numerics="uf", mutation=None: _pool().proof_setup(
+                shape, numerics=numerics, mutation=mutation, op="mean"),
+            "chc": lambda shape, numerics="uf", mutation=None, infer=True: _family().chc_spec(
+                shape, numerics=numerics, mutation=mutation, op="mean", infer=True),
+            "mutations": {k: v for k, v in _pool().MUTATIONS.items() if k != "duplicate_operand"},
+            "cex_shapes": ({"R": 4, "C": 32}, {"R": 32, "C": 32})},
 )

@@ -1,0 +1,48 @@
+"""Invariant inference (verify.houdini over verify.templates) for the LayerReduce family."""
+import dataclasses
+
+import pytest
+
+from ila.verdict import Counterexample, Proved
+from mappings import registry
+from verify import chc, houdini, templates
+
+
+def test_houdini_drops_non_inductive_candidates_and_keeps_the_relational_ones():
+    m = registry.get("flexasr.maxpool")
+    spec = m.extras["chc"]({"R": 2, "C": 16}, infer=True)
+    lp = spec.loops[0]                                     # the IR pooling loop
+    sysm, start = chc.loop_of(lp)
+    rel = lp.candidates(sysm)
+    out_cell, x0 = sysm.cells[2], lp.cell_init[0]
+    bogus = [out_cell.eq(x0), sysm.cells[0].eq(lp.cell_init[1])]   # false at the start / after a step
+    res = houdini.infer(spec, lp, templates.loop_candidates(sysm, start) + rel + bogus)
+    kept = set(res.kept)
+    assert not kept & set(bogus)
+    assert set(rel) <= kept                                # the family's relational conjuncts are inductive
+
+
+def test_inferred_invariant_proves_maxpool():
+    m = registry.get("flexasr.maxpool")
+    v = chc.check_chc(m, {"R": 2, "C": 16}, infer=True)
+    assert isinstance(v, Proved) and "inferred" in v.detail
+
+
+@pytest.mark.slow
+def test_inference_needs_the_relational_candidates():
+    """Without the family's relational candidates the generic templates cannot reach the post."""
+    m = registry.get("flexasr.maxpool")
+    spec = m.extras["chc"]({"R": 2, "C": 16}, infer=True)
+    spec = dataclasses.replace(spec, loops=[dataclasses.replace(lp, candidates=None) for lp in spec.loops])
+    spec, _ = houdini.infer_invariants(spec)
+    status, rows = chc.check_invariants(spec)
+    assert status != "valid"
+
+
+@pytest.mark.slow
+def test_meanpool_chc_inferred_and_refutes_wrong_mode():
+    m = registry.get("flexasr.meanpool")
+    v = chc.check_chc(m, {"R": 4, "C": 32})
+    assert isinstance(v, Proved) and "inferred" in v.detail
+    bad = chc.check_chc(m, {"R": 4, "C": 32}, mutation="wrong_mode")
+    assert isinstance(bad, Counterexample) and bad.replayed
