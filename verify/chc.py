@@ -42,15 +42,7 @@ from .cells import LoopSystem, loop_system
 from .fragments import reset_state
 
 
-def _conjuncts(e: Expr) -> list[Expr]:
-    out, stack = [], [e]
-    while stack:
-        x = stack.pop()
-        if x.op is Op.AND:
-            stack.extend(reversed(x.args))
-        else:
-            out.append(x)
-    return out
+from .refine import conjuncts as _conjuncts  # noqa: E402  (the invariant's top-level conjuncts)
 
 
 @dataclass
