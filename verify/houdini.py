@@ -32,10 +32,26 @@ class Inference:
     seconds: float = 0.0
 
 
-def _falsified(goal_hyp: Expr, cands: list[Expr], spec, *, solver, timeout, inline_ufs) -> list[int] | None:
+def _falsified(goal_hyp: Expr, cands: list[Expr], spec, *, solver, timeout, inline_ufs,
+               refine: tuple | None = None) -> list[int] | None:
     """Indices of candidates false in a model of ``goal_hyp ∧ ¬∧cands``; [] if none exists (all are
-    implied); None if the solver cannot tell."""
+    implied); None if the solver cannot tell. With ``refine`` (loop and data variable uids) a query
+    with nonlinear address arithmetic is first rewritten by :mod:`verify.refine` (equivalent as a
+    validity question; a model of the rewritten query could in principle drop a candidate the
+    original would keep, which only weakens the result, and the result is re-checked anyway)."""
     goal = Rewriter().one(land(goal_hyp, ~land(*cands)))
+    if refine is not None:
+        from . import refine as R
+        if R.nonlinear_atoms(goal):
+            oracles: dict = {}
+            try:
+                f = R.radix(R.pin(implies(goal_hyp, land(*cands)), refine[0]), refine[1], oracles, solver=solver,
+                            timeout=2.0)
+            finally:
+                for o in oracles.values():
+                    o.close()
+            hyps, concl = R.split_implication(f)
+            goal = Rewriter().one(land(*hyps, ~concl))
     apps = [n for n in toposort([goal]) if n.op is Op.APPLY]
     axioms = axiom_instances([goal], inline_ufs=inline_ufs) + ([] if inline_ufs else spec.axioms(apps))
     enc = SmtEncoder(inline_ufs=inline_ufs)
@@ -69,7 +85,7 @@ def infer(spec, lp, candidates: list[Expr], *, solver: str = "z3", timeout: floa
         dropped_any = False
         while cands:
             out.queries += 1
-            bad = _falsified(hyp(), [image(c) for c in cands], spec, **kw)
+            bad = _falsified(hyp(), [image(c) for c in cands], spec, refine=refine, **kw)
             if bad == []:
                 return dropped_any
             if bad is None:                # undecided: per-candidate clauses
