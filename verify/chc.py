@@ -119,8 +119,10 @@ def build(spec: ChcSpec) -> Built:
                 return sub
             # per instruction first (one query), then per conjunct (built on demand) if that is
             # not quickly valid
-            parts.append(Clause(f"{lp.name}: consecution [{iname}]",
-                                implies(land(spec.pre, inv, fire), rw.one(inv)), per_conjunct))
+            whole = implies(land(spec.pre, inv, fire), rw.one(inv))
+            whole = implies(land(*[v.eq(e) for v, e in pins.items()]), Rewriter(pins).one(whole))
+            parts.append(Clause(f"{lp.name}: consecution [{iname}]", whole, per_conjunct,
+                                refine=(loop_uids, data_uids)))
         clauses.append(Clause(f"{lp.name}: consecution",
                               implies(land(spec.pre, inv, sysm.enabled), Rewriter(sysm.next).one(inv)), parts))
         for i in range(len(sysm.fires)):
@@ -171,18 +173,16 @@ def _valid_part(part: Clause, spec: ChcSpec, *, timeout: float | None, **kw):
     return _valid(Clause(part.name, f), spec, timeout=timeout, **kw)
 
 
-def _leaves(parts: list[Clause], spec, timeout, kw, *, symbolic: bool):
+def _leaves(parts: list[Clause], spec, timeout, kw):
     """Check a list of clauses, descending into a clause's own parts when it is not quickly valid;
     yields (status, seconds, reason, name) for the clauses that decide."""
     for part in parts:
         if part.parts:
-            if not symbolic:
-                st, sec, why = _valid(part, spec, timeout=min(timeout or PER_INSTR_TIMEOUT, PER_INSTR_TIMEOUT), **kw)
-                if st == "valid":
-                    yield st, sec, why, part.name
-                    continue
-            yield from _leaves(part.parts() if callable(part.parts) else part.parts, spec, timeout, kw,
-                               symbolic=symbolic)
+            st, sec, why = _valid_part(part, spec, timeout=min(timeout or PER_INSTR_TIMEOUT, PER_INSTR_TIMEOUT), **kw)
+            if st == "valid":
+                yield st, sec, why, part.name
+                continue
+            yield from _leaves(part.parts() if callable(part.parts) else part.parts, spec, timeout, kw)
         else:
             st, sec, why = _valid_part(part, spec, timeout=timeout, **kw)
             yield st, sec, why, part.name
@@ -206,7 +206,7 @@ def check_invariants(spec: ChcSpec, *, solver: str = "z3", timeout: float | None
             first = timeout if not c.parts else min(timeout or MONOLITHIC_TIMEOUT, MONOLITHIC_TIMEOUT)
             status, secs, reason = _valid(c, spec, timeout=first, **kw)
         if status != "valid" and c.parts:
-            for st, sec, why, name in _leaves(c.parts, spec, timeout, kw, symbolic=spec.scope == "symbolic"):
+            for st, sec, why, name in _leaves(c.parts, spec, timeout, kw):
                 rows.append((name, st if not why else f"{st} ({why})", sec))
                 if st == "invalid":
                     overall = "invalid"
