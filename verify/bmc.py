@@ -7,6 +7,10 @@ differs; unsat means the mapping is correct for this shape and all data. Uninter
 keep their axioms, instantiated on the terms that occur (no quantifiers), unless ``inline_ufs``
 (``--numerics exact``) replaces them by their bit-precise expressions.
 
+Setups of :class:`mappings.proof_ext.ProofSetupExt` may read an output from several accelerator
+cells or embed it into the IR element sort (``read_acc``), and may ask for one solver query per
+output cell (``split_outputs``; the verdict is the same, the timeout bounds all calls together).
+
 A sat answer becomes a concrete trace — the input data and the solver's interpretation of the
 uninterpreted functions — replayed in both simulators; only a replayed difference is returned as
 a :class:`~ila.verdict.Counterexample`.
@@ -24,7 +28,7 @@ from ila.smt import SmtEncoder, axiom_instances, check, to_smtlib2
 from ila.verdict import Counterexample, Proved, Unknown
 from ila.walk import toposort
 
-from .fragments import ProofSetup, execute_setup, overridden_bodies, reset_state
+from .fragments import ProofSetup, execute_setup, overridden_bodies, read_acc_output, reset_state
 
 
 def _concrete(commands, rewriter):
@@ -55,11 +59,24 @@ def replay(ps: ProofSetup, data_values: dict, init_mems: dict, uf_table: dict) -
             sim.run(_concrete(side.commands, val))
             outs.append(sim.memory(side.memory))
         ir_mem, acc_mem = outs
+        width = ps.acc.ila.state(ps.acc.memory).sort.data_width
         for k, (a, b) in enumerate(ps.outputs):
-            x, y = int(ir_mem[a]), int(acc_mem[b])
-            if x != y:
-                return k, x, y
+            x = int(ir_mem[a])
+            y = read_acc_output(ps, lambda c: bv_const(int(acc_mem[c]), width), b)
+            y = Rewriter().one(y)
+            if not y.is_const:
+                raise IlaInternalError(f"output {k}: the accelerator value {y.short()} is not determined by memory")
+            if x != y.payload:
+                return k, x, int(y.payload)
     return None
+
+
+def _axioms_of(ps: ProofSetup, miter: Expr, inline_ufs: bool) -> list[Expr]:
+    apps = [n for n in toposort([miter]) if n.op is Op.APPLY]
+    axioms = axiom_instances([miter], inline_ufs=inline_ufs)
+    for ax in ps.axioms:
+        axioms.extend(ax(apps))
+    return axioms
 
 
 def query(ps: ProofSetup, *, inline_ufs: bool = False):
@@ -68,34 +85,72 @@ def query(ps: ProofSetup, *, inline_ufs: bool = False):
     miter = lor(*[a.ne(b) for a, b in zip(ex.ir_out, ex.acc_out)])
     from ila.simplify import simplify
     miter = simplify(miter)
-    apps = [n for n in toposort([miter]) if n.op is Op.APPLY]
-    axioms = axiom_instances([miter], inline_ufs=inline_ufs)
-    for ax in ps.axioms:
-        axioms.extend(ax(apps))
-    return ex, miter, axioms
+    return ex, miter, _axioms_of(ps, miter, inline_ufs)
+
+
+def _goals(ps: ProofSetup, inline_ufs: bool):
+    """(executed fragments, iterator of (miter, axioms)): one goal for all outputs, or, when the
+    setup asks for ``split_outputs``, one per output cell (same verdict: the disjunction of the
+    cells' disequalities is unsat iff each is; each goal carries only the axiom instances of its
+    own cone, which keeps the solver on congruence and rewriting instead of bit-blasting all
+    cells' arithmetic together)."""
+    from ila.simplify import simplify
+    if not getattr(ps, "split_outputs", False):
+        ex, miter, axioms = query(ps, inline_ufs=inline_ufs)
+        return ex, iter([(miter, axioms)] if miter is not FALSE else [])
+    ex = execute_setup(ps)
+
+    def each():
+        for a, b in zip(ex.ir_out, ex.acc_out):
+            m = simplify(a.ne(b))
+            if m is not FALSE:
+                yield m, _axioms_of(ps, m, inline_ufs)
+    return ex, each()
 
 
 def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = None, inline_ufs: bool = False,
               emit_smt: str | None = None, label: str = "mapping") -> Proved | Counterexample | Unknown:
     t0 = time.perf_counter()
-    ex, miter, axioms = query(ps, inline_ufs=inline_ufs)
-    if miter is FALSE:
-        return Proved("bmc", solver, time.perf_counter() - t0,
-                      "outputs are syntactically equal after unrolling", scope="")
-    enc = SmtEncoder(inline_ufs=inline_ufs)
+    ex, goals = _goals(ps, inline_ufs)
+    enc = SmtEncoder(inline_ufs=inline_ufs)      # shared by the goals: common terms are encoded once
+    n, spent = 0, 0.0                             # the timeout bounds the solver calls together
+    for n, (miter, axioms) in enumerate(goals, 1):
+        left = None if timeout is None else timeout - spent
+        if left is not None and left <= 0:
+            return Unknown("bmc", solver, time.perf_counter() - t0, reason=f"timeout after {n - 1} output goals")
+        path = None
+        if emit_smt:
+            os.makedirs(emit_smt, exist_ok=True)
+            tail = f".out{n - 1}" if getattr(ps, "split_outputs", False) else ""
+            path = os.path.join(emit_smt, f"{label}.bmc{tail}.smt2")
+        t1 = time.perf_counter()
+        v = _solve(ps, ex, enc, miter, axioms, solver=solver, timeout=left, emit=path, label=label, t0=t0)
+        spent += time.perf_counter() - t1
+        if v is not None:
+            return v
+    secs = time.perf_counter() - t0
+    if n == 0:
+        return Proved("bmc", solver, secs, "outputs are syntactically equal after unrolling", scope="")
+    split = f" ({n} per-output solver calls)" if getattr(ps, "split_outputs", False) else ""
+    return Proved("bmc", solver, secs, f"{len(ps.outputs)} output cells equal for all data{split}", scope="")
+
+
+def _solve(ps: ProofSetup, ex, enc: SmtEncoder, miter: Expr, axioms: list, *, solver: str, timeout: float | None,
+           emit: str | None, label: str, t0: float) -> Counterexample | Unknown | None:
+    """None when the goal is unsat; otherwise the Unknown or the replayed Counterexample."""
+    inline_ufs = enc.inline_ufs
     fs = enc.encode_all([miter] + axioms)
-    if emit_smt:
-        os.makedirs(emit_smt, exist_ok=True)
-        with open(os.path.join(emit_smt, f"{label}.bmc.smt2"), "w") as fh:
+    if emit:
+        with open(emit, "w") as fh:
             fh.write(to_smtlib2(enc, fs))
     nodes = toposort([miter] + axioms)
     leaves = [n for n in nodes if n.op is Op.VAR or (n.op is Op.LOAD and n.args[0].op is Op.VAR)]
     apps = [n for n in nodes if n.op is Op.APPLY]
-    want = [enc.encode(n) for n in leaves + apps + [a for n in apps for a in n.args]]
+    want = enc.encode_all(leaves + apps + [a for n in apps for a in n.args])
     res = check(enc, fs, solver=solver, timeout=timeout, want=want)
     secs = time.perf_counter() - t0
     if res.status == "unsat":
-        return Proved("bmc", solver, secs, f"{len(ps.outputs)} output cells equal for all data", scope="")
+        return None
     if res.status == "unknown":
         return Unknown("bmc", solver, secs, reason=res.reason)
 

@@ -56,8 +56,17 @@ def execute_setup(ps: ProofSetup) -> Executed:
     rw_i, rw_a = Rewriter(), Rewriter()
     aw_i, aw_a = mi.sort.addr_width, ma.sort.addr_width
     ir_out = [rw_i.load(mi, bv_const(a, aw_i)) for a, _ in ps.outputs]
-    acc_out = [rw_a.load(ma, bv_const(b, aw_a)) for _, b in ps.outputs]
+    acc_out = [read_acc_output(ps, lambda a: rw_a.load(ma, bv_const(a, aw_a)), b) for _, b in ps.outputs]
     return Executed(u_ir, u_acc, ir_out, acc_out)
+
+
+def read_acc_output(ps: ProofSetup, load: Callable[[int], Expr], where) -> Expr:
+    """The accelerator side of one output pair: ``load(where)``, or, when the setup has a
+    ``read_acc(load, where)`` (:class:`mappings.proof_ext.ProofSetupExt`: outputs spanning
+    several accelerator cells, or accelerator values embedded into the IR element sort), its value.
+    Used on symbolic memories (proof) and on concrete ones (counterexample replay)."""
+    reader = getattr(ps, "read_acc", None)
+    return load(where) if reader is None else reader(load, where)
 
 
 @contextmanager

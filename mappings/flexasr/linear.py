@@ -17,6 +17,10 @@ Refinement map (:func:`refinement`): IR x[t, i] <-> GB byte ``tiled(T, I)[t, i]`
 IR y[t, o] <-> GB byte ``tiled(T, O)[t, o]`` of memory index 1 (the weights sit in the PE
 weight buffers, tiled as in ``programs.linear_pe_images``).
 
+Proof (``--method bmc``): :mod:`mappings.flexasr.linear_proof` proves the IR fragment, computed in
+FlexASR's PE numerics with the multiply, RunBias and output conversion uninterpreted, equal to the
+accelerator fragment for all data (per shape, per exponent-bias registers).
+
 Numerics: the reference is float32 on the original inputs (paper §4.4.1), so the error is the
 AdaptivFloat quantisation of x, w, b, y plus the PEs' fixed-point accumulation. Tolerance: see
 :data:`TOLERANCE`.
@@ -97,6 +101,16 @@ def acc_commands(shape: dict, inputs: dict) -> list[dict]:
     return fragment_to_mmio(_run(shape, inputs).fragment)
 
 
+def _proof_module():
+    from mappings.flexasr import linear_proof
+    return linear_proof
+
+
+def proof_setup(shape: dict, *, numerics: str = "uf", mutation: str | None = None):
+    """BMC proof setup over abstract arithmetic: see :mod:`mappings.flexasr.linear_proof`."""
+    return _proof_module().proof_setup(shape, numerics=numerics, mutation=mutation)
+
+
 def shape_strategy():
     from hypothesis import strategies as st
     return st.builds(lambda t, i, o: {"T": t, "I": 16 * i, "O": 64 * o},
@@ -113,5 +127,6 @@ MAPPING = mapping_from_module(
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
     extras={"ir_fragment": ir_fragment, "acc_commands": acc_commands, "refinement": refinement,
-            "depends_on": F.DEPENDS_ON},
+            "proof": proof_setup, "mutations": _proof_module().MUTATIONS, "proof_shape": {"T": 1, "I": 16, "O": 64},
+            "depends_on": F.DEPENDS_ON + ("mappings.flexasr.linear_proof", "mappings.proof_ext")},
 )

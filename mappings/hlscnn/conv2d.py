@@ -18,6 +18,11 @@ Refinement map (:func:`refinement`): IR x[y, x, c] <-> SoC-memory byte pair
 ``2 * (((c / 8) * H + y) * W + x) * 8 + 2 * (c % 8)``; IR out[y, x, o] <-> scratchpad-1 byte pair
 ``2 * ((((o / 8) * OH + y) * OW + x) * 8 + o % 8)``.
 
+Proof (``--method bmc``, one input channel): :mod:`mappings.hlscnn.conv2d_proof` proves the IR
+fragment, computed in HLSCNN's per-tap numerics with the MAC, roundings and partial-output adds
+uninterpreted, equal to the accelerator fragment for all data; with C > 1 the hardware's per-tap
+rounding of 8-channel sums has no exact IR counterpart (see there).
+
 Numerics: float32 reference on the original inputs (paper §4.4.1); the accelerator quantises to
 fixed point (activations Q16.7, weights Q16.14 / Q8.6) and truncates partial sums.
 """
@@ -114,6 +119,11 @@ def reference(shape: dict, inputs: dict) -> np.ndarray:
     return conv2d_float_ref(inputs["x"], inputs["w"], stride=shape["S"])
 
 
+def _proof_module():
+    from mappings.hlscnn import conv2d_proof
+    return conv2d_proof
+
+
 def make(bits: int) -> Mapping:
     name = "hlscnn.conv2d" if bits == 16 else "hlscnn.conv2d_w8"
 
@@ -130,6 +140,10 @@ def make(bits: int) -> Mapping:
         from ila.models.hlscnn_driver import prepare_conv2d
         job = prepare_conv2d(inputs["x"], inputs["w"], stride=shape["S"], weight_bits=bits)
         return job.commands + job.read_commands
+
+    def proof_setup(shape, *, numerics="uf", mutation=None):
+        """BMC proof setup over abstract arithmetic (C = 1): see :mod:`mappings.hlscnn.conv2d_proof`."""
+        return _proof_module().proof_setup(shape, bits=bits, numerics=numerics, mutation=mutation)
 
     def shape_strategy():
         from hypothesis import strategies as st
@@ -158,9 +172,11 @@ def make(bits: int) -> Mapping:
         shape_strategy=shape_strategy,
         edge_inputs=edge_inputs,
         extras={"ir_fragment": ir_fragment, "acc_commands": acc_commands, "refinement": refinement,
-                "weight_bits": bits,
-                "depends_on": ("ila.models.hlscnn", "ila.models.hlscnn_driver", "ila.models.relay",
-                               "ila.numerics.fixed_point")},
+                "weight_bits": bits, "proof": proof_setup, "mutations": _proof_module().MUTATIONS,
+                "proof_shape": {"H": 3, "W": 3, "C": 1, "O": 2, "K": 2, "S": 1},
+                "depends_on": ("ila.models.hlscnn", "ila.models.hlscnn_driver", "ila.models.hlscnn_numerics",
+                               "ila.models.relay", "ila.numerics.fixed_point", "mappings.hlscnn.conv2d_proof",
+                               "mappings.proof_ext")},
     )
 
 

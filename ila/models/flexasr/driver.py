@@ -130,35 +130,53 @@ def _gb_two(T, nvi, nvo):
     return al.bases
 
 
+def _check_linear(xs: tuple, ws: tuple) -> None:
+    if len(xs) != 2 or len(ws) != 2 or xs[1] != ws[1]:
+        raise ShapeError(f"linear layer needs x[T, I] and w[O, I], got {xs} and {ws}")
+    _check_hidden(xs[1], "input size")
+    _check_hidden(ws[0], "output size")
+    _check_ts(xs[0])
+    if ws[0] // 16 % C.NUM_PE:
+        raise ShapeError(f"linear-layer output size = {ws[0]}: its {ws[0] // 16} vectors must split evenly over "
+                         f"the 4 PEs (a multiple of 64 values)")
+
+
+def linear_program(xq, wq, bq, *, bx: int, bw: int, bb: int, out_bias: int, pe_images=None) -> tuple[list, dict]:
+    """The tensor-assembly program and data library of y[T, O] = x[T, I] @ w[O, I].T + b on the PEs,
+    from AdaptivFloat codes (uint8) ``xq`` [T, I], ``wq`` [O, I], ``bq`` [O] (or None: no bias) and
+    the 3-bit exponent-bias registers of x, w, b and the output. ``pe_images(wq, bq)`` makes the
+    four PE weight-buffer images (default :func:`programs.linear_pe_images`). Raises ShapeError for
+    sizes the PEs cannot run (I, O multiples of 16, O/16 a multiple of 4, T in 1..65535)."""
+    xq, wq = np.asarray(xq), np.asarray(wq)
+    _check_linear(xq.shape, wq.shape)
+    T, I = xq.shape
+    O = wq.shape[0]
+    base_in, base_out = _gb_two(T, I // 16, O // 16)
+    if pe_images is None:
+        from .programs import linear_pe_images as pe_images
+    imgs = pe_images(wq, bq)
+    lib = {"x": xq} | {f"w{p}": imgs[p] for p in range(C.NUM_PE)}
+    prog = [{"name": "store_pe", "pe": p, "tensor": f"w{p}"} for p in range(C.NUM_PE)]
+    prog += [{"name": "store_act", "tensor": "x", "base": base_in},
+             {"name": "linear_layer", "num_ts": T, "num_v_in": I // 16, "num_v_out": O // 16,
+              "is_bias": int(bq is not None), "adpbias_wgt": bw, "adpbias_inp": bx, "adpbias_bias": bb,
+              "adpbias_out": out_bias, "base_in": base_in, "base_out": base_out},
+             {"name": "load_act", "num_ts": T, "num_v": O // 16, "base": base_out}]
+    return prog, lib
+
+
 def run_linear(x, w, b=None, *, out_bias=None, r: Runner | None = None) -> Result:
     """y[T, O] = x[T, I] @ w[O, I].T + b on the PEs."""
     r = r or runner()
     x, w = np.asarray(x, np.float32), np.asarray(w, np.float32)
-    if x.ndim != 2 or w.ndim != 2 or x.shape[1] != w.shape[1]:
-        raise ShapeError(f"linear layer needs x[T, I] and w[O, I], got {x.shape} and {w.shape}")
-    T, I = x.shape
-    O = w.shape[0]
-    _check_hidden(I, "input size")
-    _check_hidden(O, "output size")
-    _check_ts(T)
+    _check_linear(x.shape, w.shape)
+    T, O = x.shape[0], w.shape[0]
     xq, bx = _q(x)
     wq, bw = _q(w)
     bq, bb = _q(b) if b is not None else (None, 0)
     if out_bias is None:
         out_bias, _ = af.choose_bias_reg(ref.linear_layer(x, w, b))
-    base_in, base_out = _gb_two(T, I // 16, O // 16)
-    from .programs import linear_pe_images
-    if O // 16 % C.NUM_PE:
-        raise ShapeError(f"linear-layer output size = {O}: its {O // 16} vectors must split evenly over the 4 PEs "
-                         f"(a multiple of 64 values)")
-    imgs = linear_pe_images(wq, bq)
-    lib = {"x": xq} | {f"w{p}": imgs[p] for p in range(C.NUM_PE)}
-    prog = [{"name": "store_pe", "pe": p, "tensor": f"w{p}"} for p in range(C.NUM_PE)]
-    prog += [{"name": "store_act", "tensor": "x", "base": base_in},
-             {"name": "linear_layer", "num_ts": T, "num_v_in": I // 16, "num_v_out": O // 16,
-              "is_bias": int(b is not None), "adpbias_wgt": bw, "adpbias_inp": bx, "adpbias_bias": bb,
-              "adpbias_out": out_bias, "base_in": base_in, "base_out": base_out},
-             {"name": "load_act", "num_ts": T, "num_v": O // 16, "base": base_out}]
+    prog, lib = linear_program(xq, wq, bq, bx=bx, bw=bw, bb=bb, out_bias=out_bias)
     frag, reads = r.run(prog, lib)
     return _finish(r, frag, reads, T, O // 16, out_bias, {"x": (xq, bx), "w": (wq, bw), "b": (bq, bb)})
 

@@ -1,0 +1,324 @@
+"""BMC proof setup of ``flexasr.linear`` over abstract arithmetic (issue 6, beyond the paper).
+
+What is proved. For one shape T x I x O and one choice of the four 3-bit exponent-bias registers
+(x, w, b, y: :class:`Biases`), for ALL AdaptivFloat codes x[T, I], w[O, I], b[O] and ALL
+interpretations of FlexASR's uninterpreted ``ProductSum`` (8-bit w, 8-bit x -> 32-bit accumulator),
+``PECoreAccum2Act`` (RunBias: 32-bit accumulator, bias code, registers -> 20-bit ACT) and
+``Fixed2Adaptfloat`` (20-bit ACT, register -> 8-bit code) that satisfy the link axioms below: the
+compiler-IR fragment (``nn.dense`` then ``nn.bias_add`` on :func:`ila.models.relay.relay_ila`)
+and the accelerator fragment (the MMIO stream the driver's tensor assembly emits: PE weight-buffer
+images, x in the tiled global buffer, the PE / GB configuration and the start, executed on the
+FlexASR ILA until quiescence) leave equal outputs under the refinement map (IR y[t, o] <-> GB byte
+``tiled(T, O)[t, o]`` of memory index 1). So the mapping moves every weight, input and bias code to
+the MAC / RunBias step that uses it, sums exactly the products of one output, passes the right
+registers, and writes each result where the read-back finds it; the arithmetic itself is not
+proved (its deviation from float32 is what ``--method sim`` measures).
+
+IR numerics (:func:`pe_numerics`): the IR computes in FlexASR's PE numerics, because no abstract
+8-bit IR ``add`` can equal the accelerator's exact 32-bit accumulation followed by one rounding.
+An IR element has 33 bits: tag bit 32 set = an AdaptivFloat code in bits 7..0 (bits 31..8 zero,
+``embed(c) = 2**32 + c``), tag clear = a 32-bit PE accumulator value. The IR's ``mul`` and ``add``
+are uninterpreted functions ``flexasr_pe_mul`` / ``flexasr_pe_add``; their numpy bodies (used only
+to simulate) are: mul(code x, code w) = the accumulator product of w and x; add(acc, acc) = the
+32-bit wrapping sum; add(acc a, code b) = the output code Fixed2Adaptfloat(RunBias(a, b)) (that is
+``nn.bias_add`` in FlexASR's numerics quantises its result); 0 for other tag combinations. The IR
+inputs are codes (``embed``), ``nn.dense`` starts its sums from the accumulator 0.
+
+Link axioms (:func:`link_axioms`; each is a formula over all 33-bit a, b, instantiated on the
+applications that occur; ``tests/test_linear_proof.py`` checks each against the numpy bodies:
+exhaustively over all 65536 code pairs for L_mul, and on random and edge accumulators with all 256
+bias codes for L_bias under several register settings, random pairs for L_acc):
+
+* L_mul:  code(a) & code(b)  ->  mul(a, b) = zext(ProductSum(b[7:0], a[7:0]))
+* L_acc:  acc(a) & acc(b)    ->  add(a, b) = zext(a[31:0] + b[31:0])            (bvadd, mod 2^32)
+* L_bias: acc(a) & code(b)   ->  add(a, b) = embed(Fixed2Adaptfloat(PECoreAccum2Act(a[31:0],
+  b[7:0], bw, bi, bb, 1), bo))
+
+They are definitional (the IR numerics *is* the PE numerics), hence sound; what the proof needs
+beyond congruence is only that accumulator addition is 32-bit modular addition, which is what the
+model's partial-sum MAC does (the PE sums lane k over the input vectors j first, then the 16
+lanes: a different order than the IR's left fold once I > 16, equal because + mod 2^32 is
+associative and commutative). The abstraction is conservative where the real functions are
+not injective: RunBias uses the weight and input registers only through their sum, so a mapping
+that swapped those two would be refuted although its numbers are right. ``--numerics exact`` is
+refused: ProductSum, RunBias and
+Fixed2Adaptfloat have no bit-precise expression in the model.
+
+Placement: which command byte carries which tensor element is not restated here; it is traced
+through the driver's own code generator (:func:`ila.models.flexasr.driver.linear_program` and the
+assembler), by running it on element numbers written as base-255 digits, so a generator bug shows
+up in the proof as misplaced data. The driver's read-back addresses are checked against the
+refinement map. :data:`MUTATIONS` are seeded bugs the proof must refute.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ila import TRUE, bv_const, concat, extract, implies
+from ila.models.relay import relay_ila
+from ila.ops import Op
+from ila.models.relay_numerics import Numerics, abstract
+from ila.numerics import adaptivfloat as af
+from mappings.base import MappingError, Side, symbolic_data
+from mappings.common import ir_commands
+from mappings.proof_ext import ProofSetupExt
+
+WIDTH = 33                       # IR element: tag bit 32 + 32 payload bits
+TAG = 1 << 32
+_CODE_TOP = bv_const(1 << 24, 25)   # bits 32..8 of an embedded code
+M32 = (1 << 32) - 1
+
+
+@dataclass(frozen=True)
+class Biases:
+    """The 3-bit exponent-bias registers of x (``adpbias_input``), w (``adpbias_weight``), b
+    (``adpbias_bias``) and the output (``adpbias_out``). Distinct defaults, so that a mapping that
+    passes one register in place of another gives the uninterpreted RunBias / Fixed2Adaptfloat
+    different arguments and is refuted."""
+    x: int = 3
+    w: int = 1
+    b: int = 2
+    out: int = 5
+
+    def __post_init__(self):
+        for k in ("x", "w", "b", "out"):
+            v = getattr(self, k)
+            if not isinstance(v, (int, np.integer)) or not 0 <= v <= 7:
+                raise MappingError(f"flexasr.linear proof: exponent-bias register {k} = {v!r} is not in 0..7")
+
+
+# ----------------------------------------------------------------------------- IR numerics
+def embed(code):
+    """The IR element of an 8-bit AdaptivFloat code (tag set)."""
+    return concat(_CODE_TOP, code)
+
+
+def accumulator(v32):
+    """The IR element of a 32-bit accumulator value (tag clear)."""
+    return concat(bv_const(0, 1), v32)
+
+
+def is_code(v):
+    return extract(v, 32, 8).eq(_CODE_TOP)
+
+
+def is_acc(v):
+    return extract(v, 32, 32).eq(0)
+
+
+def _np_is_code(v):
+    return (v >> np.uint64(8)) == np.uint64(TAG >> 8)
+
+
+def _np_is_acc(v):
+    return v < np.uint64(TAG)
+
+
+def pe_numerics(biases: Biases = Biases()) -> Numerics:
+    """The IR numerics of the proof (module docstring), with numpy bodies for simulation."""
+    def mul_body(a, b):
+        a, b = np.asarray(a, np.uint64), np.asarray(b, np.uint64)
+        p = af.to_unsigned(af.product(b & np.uint64(0xFF), a & np.uint64(0xFF)), 32)
+        return np.where(_np_is_code(a) & _np_is_code(b), p, 0).astype(np.uint64)
+
+    def add_body(a, b):
+        a, b = np.asarray(a, np.uint64), np.asarray(b, np.uint64)
+        total = (a + b) & np.uint64(M32)
+        act = af.accum_to_act(af.from_unsigned(a & np.uint64(M32), 32), biases.w, biases.x,
+                              b & np.uint64(0xFF), biases.b)
+        out = af.from_act(act, biases.out).astype(np.uint64) | np.uint64(TAG)
+        acc_a = _np_is_acc(a)
+        return np.where(acc_a & _np_is_acc(b), total, np.where(acc_a & _np_is_code(b), out, 0)).astype(np.uint64)
+    return abstract("flexasr_pe", WIDTH, add_body=add_body, mul_body=mul_body, axioms=False)
+
+
+def link_axioms(num: Numerics, biases: Biases = Biases()) -> dict:
+    """The three link axioms as functions (a, b) -> Bool expression, by name."""
+    from ila.models.flexasr.funcs import FIXED2ADAPTFLOAT, PE_CORE_ACCUM2ACT, PRODUCT_SUM
+    regs = [bv_const(v, 3) for v in (biases.w, biases.x, biases.b)]
+
+    def l_mul(a, b):
+        return implies(is_code(a) & is_code(b),
+                       num.mul(a, b).eq(accumulator(PRODUCT_SUM(extract(b, 7, 0), extract(a, 7, 0)))))
+
+    def l_acc(a, b):
+        return implies(is_acc(a) & is_acc(b), num.add(a, b).eq(accumulator(extract(a, 31, 0) + extract(b, 31, 0))))
+
+    def l_bias(a, b):
+        act = PE_CORE_ACCUM2ACT(extract(a, 31, 0), extract(b, 7, 0), *regs, bv_const(1, 1))
+        return implies(is_acc(a) & is_code(b), num.add(a, b).eq(embed(FIXED2ADAPTFLOAT(act, bv_const(biases.out, 3)))))
+    return {"L_mul": l_mul, "L_acc": l_acc, "L_bias": l_bias}
+
+
+def instantiate(num: Numerics, biases: Biases):
+    """The axiom function of the ProofSetup: given the applications that occur (in topological
+    order), ground instances of the link axioms: L_mul at every IR mul, L_bias at every IR add whose
+    second argument is a code, L_acc at the other IR adds. Each is instantiated at the application's
+    arguments with every earlier IR application replaced by the right-hand side of its own instance
+    (terms equal to the arguments, so the solver relates the two by congruence); then the guards
+    fold to true syntactically and every instance is an equation between an IR application and
+    an expression over FlexASR's functions. (Instantiating a valid formula at any ground terms is
+    sound; the choice of terms only decides whether the solver finds the proof quickly: the sums
+    become bit-vector sums over the same ProductSum terms on both sides, which z3's rewriter puts
+    into one normal form.)"""
+    from ila.simplify import Rewriter
+    ax = link_axioms(num, biases)
+
+    def axioms(apps):
+        rw, out, value = Rewriter(), [], {}
+        for n in apps:
+            if n.payload is not num.mul and n.payload is not num.add:
+                continue
+            args = [value.get(a.uid, a) for a in n.args]
+            if n.payload is num.mul:
+                name = "L_mul"
+            else:
+                name = "L_bias" if rw.one(is_code(args[1])) is TRUE else "L_acc"
+            inst = rw.one(ax[name](*args))
+            out.append(inst)
+            if inst.op is Op.EQ and inst.args[0].op is Op.APPLY and inst.args[0].payload is n.payload:
+                value[n.uid] = inst.args[1]
+        return out
+    return axioms
+
+
+# ----------------------------------------------------------------------------- seeded bugs
+def _transpose_tiles(imgs, shape):
+    per_in = shape["I"] // 16
+    n = shape["O"] // 64 * per_in * 256
+    out = []
+    for img in imgs:
+        img = img.copy()
+        img[:n] = img[:n].reshape(-1, 16, 16).transpose(0, 2, 1).reshape(-1)
+        out.append(img)
+    return out
+
+
+def _bias_off_by_one(imgs, shape):
+    n = shape["O"] // 64 * shape["I"] // 16 * 256
+    out = []
+    for img in imgs:
+        img = img.copy()
+        img[n:] = np.roll(img[n:], -1)
+        out.append(img)
+    return out
+
+
+MUTATIONS = {
+    # seeded bugs (tests/test_linear_proof.py): name -> description
+    "transposed_weight_tiles": "code generator: every 16x16 weight tile is stored transposed",
+    "weights_of_next_pe": "code generator: PE p receives the weight image of PE p+1 (other output rows)",
+    "bias_off_by_one": "code generator: the bias byte of output row r is that of row r+1",
+    "swapped_input_and_bias_registers": "code generator: the input and bias exponent-bias registers are swapped",
+    "output_vector_off_by_one": "code generator: each PE's activation unit writes one output vector too far",
+    "wrong_input_base": "code generator: the GB memory manager's base of x is one 16-byte row off",
+}
+
+
+def _images(mutation, shape):
+    from ila.models.flexasr.programs import linear_pe_images
+
+    def make(wq, bq):
+        imgs = linear_pe_images(wq, bq)
+        if mutation == "transposed_weight_tiles":
+            imgs = _transpose_tiles(imgs, shape)
+        elif mutation == "weights_of_next_pe":
+            imgs = imgs[1:] + imgs[:1]
+        elif mutation == "bias_off_by_one":
+            imgs = _bias_off_by_one(imgs, shape)
+        return imgs
+    return make
+
+
+def _mmio(shape, biases: Biases, xq, wq, bq, mutation):
+    """The driver's MMIO command stream for these codes (with the seeded bug, if any)."""
+    from ila.models.flexasr import assembler as asm
+    from ila.models.flexasr.driver import linear_program
+    bx, bb = (biases.b, biases.x) if mutation == "swapped_input_and_bias_registers" else (biases.x, biases.b)
+    prog, lib = linear_program(xq, wq, bq, bx=bx, bw=biases.w, bb=bb, out_bias=biases.out,
+                               pe_images=_images(mutation, shape))
+    ins = asm.tensor_to_ila(prog, lib)
+    for i in ins:
+        if mutation == "output_vector_off_by_one" and i["name"] == "pe_cfg_act_mngr":
+            i["output_base"] += 1
+        if mutation == "wrong_input_base" and i["name"] == "cfg_mmngr_gb_large":
+            i["base_large_0"] += 1
+    return asm.fragment_to_mmio(asm.ila_to_fragment(ins))
+
+
+def _trace(shape, biases, mutation):
+    """(commands with zero data, {(command index, byte): element number}): which command byte carries
+    which element (x flat, then w flat, then b), traced through the generator with base-255 digits."""
+    T, I, O = shape["T"], shape["I"], shape["O"]
+    n = T * I + O * I + O
+    split = np.cumsum([T * I, O * I])
+
+    def run(vals):
+        x, w, b = np.split(np.asarray(vals, np.uint8), split)
+        return _mmio(shape, biases, x.reshape(T, I), w.reshape(O, I), b, mutation)
+    base = run(np.zeros(n))
+    where: dict = {}
+    ids = np.arange(n)
+    k, scale = 0, 1
+    while scale < n or k == 0:
+        digits = (ids // scale) % 255 + 1
+        cmds = run(digits)
+        if len(cmds) != len(base) or any(c.get("addr_in") != z.get("addr_in") for c, z in zip(cmds, base)):
+            raise MappingError("flexasr.linear: the command stream's addresses depend on the data")
+        for ci, (c, z) in enumerate(zip(cmds, base)):
+            if c.get("if_axi_wr"):
+                for j in range(16):
+                    v = c[f"data_in_{j}"]
+                    if v != z[f"data_in_{j}"]:
+                        where[(ci, j)] = where.get((ci, j), 0) + (v - 1) * scale
+        k, scale = k + 1, scale * 255
+    return base, where
+
+
+# ----------------------------------------------------------------------------- the proof setup
+def proof_setup(shape: dict, *, numerics: str = "uf", mutation: str | None = None,
+                biases: Biases | None = None) -> ProofSetupExt:
+    """Both fragments over shared symbolic codes (see the module docstring). Raises MappingError
+    for ``numerics`` other than 'uf', an unknown ``mutation``, or bias registers outside 0..7."""
+    from ila.models.flexasr import constants as K
+    from ila.models.flexasr import shared_model
+    from mappings.flexasr import linear as L
+    if numerics != "uf":
+        raise MappingError(f"flexasr.linear: numerics {numerics!r} is not available for proofs: ProductSum, RunBias "
+                           f"and Fixed2Adaptfloat have no bit-precise expression (use 'uf')")
+    if mutation is not None and mutation not in MUTATIONS:
+        raise MappingError(f"flexasr.linear: unknown mutation {mutation!r}; known: {sorted(MUTATIONS)}")
+    L.MAPPING.check_shape(shape)
+    biases = biases or Biases()
+    T, I, O = shape["T"], shape["I"], shape["O"]
+    data = symbolic_data(T * I + O * I + O, 8)
+    base, where = _trace(shape, biases, mutation)
+    acc_cmds, reads = [], []
+    for ci, c in enumerate(base):
+        if c.get("wait_irq"):
+            continue
+        if c.get("if_axi_rd"):
+            reads.append(c["addr_in"] - K.GB_LARGE_BASE)
+            continue
+        c = dict(c)
+        for j in range(16):
+            if (ci, j) in where:
+                c[f"data_in_{j}"] = data[where[(ci, j)]]
+        acc_cmds.append(c)
+    out_gb = L.refinement(shape)["out"][1]
+    if sorted(reads) != sorted(int(a) for a in out_gb[:, ::16].ravel()):
+        raise MappingError("flexasr.linear: the driver's read-back addresses differ from the refinement map on outputs")
+    frag = L.ir_fragment(shape)
+    num = pe_numerics(biases)
+    emb = [embed(d) for d in data]
+    ir_data = {"x": emb[:T * I], "w": emb[T * I:T * I + O * I], "b": emb[T * I + O * I:]}
+    ir = relay_ila(num, tensor_entries=1 << max(10, (frag.size() - 1).bit_length()))
+    out_ir = frag.address("out").reshape(-1)
+    outs = [(int(a), int(g)) for a, g in zip(out_ir, out_gb.reshape(-1))]
+    return ProofSetupExt(
+        Side(ir, ir_commands(frag, ir_data), "tensor"), Side(shared_model(), acc_cmds, "gb_core_large_buffer"),
+        data, outs, axioms=[instantiate(num, biases)], funcs=[num.mul, num.add],
+        describe_output=lambda k: f"y[{k // O}, {k % O}]",
+        read_acc=lambda load, g: embed(load(g)), split_outputs=True)

@@ -1,0 +1,221 @@
+"""BMC proof setup of ``hlscnn.conv2d`` / ``hlscnn.conv2d_w8`` over abstract arithmetic (issue 6).
+
+What is proved. For one shape H x W x 1 x O x K x S (ONE input channel, see below), for ALL 16-bit
+activations x[H, W] (ACT, Q16.7 raw) and ALL weights w[O, K, K] (16-bit Q16.14 raw, or 8-bit Q8.6
+raw for ``conv2d_w8``), and ALL interpretations of HLSCNN's uninterpreted ``ConvMac`` (PSUM 32,
+weight 16, act 16 -> PSUM 32), ``ConvMacPsum2Act`` (PSUM -> ACT, rounding), ``ActAdd2Psum``
+(ACT, ACT -> PSUM) and ``Psum2Act`` (PSUM -> ACT, truncating) that satisfy the link axioms below:
+the compiler-IR fragment (``transpose`` of w to HWIO, then ``nn.conv2d_nhwc`` on
+:func:`ila.models.relay.relay_ila`) and the accelerator fragment (the driver's command stream:
+virtual-SoC-memory images, the scratchpad-0 weight pulls, the convolution registers and the
+trigger, executed on the HLSCNN ILA as the mapping runs it, 4 x 32 output tiles) leave equal
+outputs under the refinement map (IR out[y, x, o] <-> scratchpad-1 byte pair of (o / 8, y, x, o % 8),
+little-endian). So every activation and weight reaches the MAC of every output it belongs to, in
+the same tap order, and every result lands where the read-back finds it; the arithmetic itself is
+not proved (its deviation from float32 is what ``--method sim`` measures).
+
+IR numerics (:func:`act_numerics`): 16-bit elements; ``mul`` / ``add`` are the uninterpreted
+``hlscnn_act_mul`` / ``hlscnn_act_add``, whose numpy bodies (for simulation) are HLSCNN's per-tap
+arithmetic written from :mod:`ila.numerics.fixed_point`: mul(x, w) = the product of one tap,
+truncated into PSUM and rounded to ACT (saturating); add(a, b) = a + b wrapping at 16 bits (ACT
+partial outputs). An 8-bit weight enters the IR as the 16-bit weight the datapath widens it to
+(``w8 << 8``, appending a zero byte).
+
+Link axioms (:func:`link_axioms`; checked against the numpy bodies in
+``tests/test_conv2d_proof.py``, on random and edge pairs; the weight argument of H_mac0 and the
+activation argument of H_mac0' exhaustively over all 65536 values with random others):
+
+* H_mul:   mul(x, w) = ConvMacPsum2Act(ConvMac(0, w, x))            (all x, w)
+* H_add:   add(a, b) = Psum2Act(ActAdd2Psum(b, a))                   (all a, b)
+* H_mac0:  ConvMac(p, 0, a) = p       (a zero weight adds nothing; the host pads channels 1..7
+  of every 8-channel block with zero weights and zero activations)
+
+Why one input channel. The IR's ``nn.conv2d`` sums the products of one output channel-major
+(ci, then ky, kx), with no rounding. HLSCNN rounds once per kernel tap (ky, kx) after summing
+that tap's block of 8 channels in PSUM, and keeps the running output in 16-bit ACT. With C = 1 a
+tap holds exactly one product, so "round each product, add in ACT" is the hardware's arithmetic
+and the axioms above are true. With C > 1 (any K), the hardware rounds sums of C products (and,
+for K > 1, in a different order than the IR's loop): no assignment of the IR's binary mul / add
+reproduces it, so no sound axioms of this form exist; such shapes are refused here
+(``--method sim`` measures them).
+
+Placement is traced through the driver's own code generator (``prepare_conv2d``, on element
+numbers as digits), not restated. ``--numerics exact`` is refused. :data:`MUTATIONS` are seeded
+bugs the proof must refute.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ila import bv_const, concat, extract
+from ila.models.hlscnn_numerics import ACT_ADD_PSUM, CONV_MAC, PSUM_TO_ACT_RND, PSUM_TO_ACT_TRN
+from ila.models.relay import relay_ila
+from ila.models.relay_numerics import Numerics, abstract
+from ila.numerics import fixed_point as fx
+from mappings.base import MappingError, Side, symbolic_data
+from mappings.common import ir_commands
+from mappings.proof_ext import ProofSetupExt, little_endian
+
+
+def act_numerics() -> Numerics:
+    """The IR numerics of the proof (module docstring), with numpy bodies for simulation."""
+    def mul_body(x, w):
+        p = fx.conv_mac(0, fx.from_bits(w, 16), fx.from_bits(x, 16))
+        return fx.to_bits(fx.psum_to_act_rnd(p), 16)
+
+    def add_body(a, b):
+        return fx.to_bits(fx.from_bits(a, 16) + fx.from_bits(b, 16), 16)
+    return abstract("hlscnn_act", 16, add_body=add_body, mul_body=mul_body, axioms=False)
+
+
+def link_axioms(num: Numerics) -> dict:
+    """The link axioms as functions of their arguments -> Bool expression, by name."""
+    zero32, zero16 = bv_const(0, 32), bv_const(0, 16)
+    return {"H_mul": lambda x, w: num.mul(x, w).eq(PSUM_TO_ACT_RND(CONV_MAC(zero32, w, x))),
+            "H_add": lambda a, b: num.add(a, b).eq(PSUM_TO_ACT_TRN(ACT_ADD_PSUM(b, a))),
+            "H_mac0": lambda p, a: CONV_MAC(p, zero16, a).eq(p)}
+
+
+def instantiate(num: Numerics):
+    """Ground instances of the link axioms on the applications that occur (topological order):
+    H_mac0 at every ConvMac with a constant zero weight; H_mul at every IR mul; H_add at every IR
+    add, instantiated at its arguments with earlier IR applications replaced by the right-hand
+    sides of their instances (equal terms; see :func:`mappings.flexasr.linear_proof.instantiate`)."""
+    from ila.ops import Op
+    ax = link_axioms(num)
+
+    def axioms(apps):
+        out, value = [], {}
+        for n in apps:
+            if n.payload is CONV_MAC and n.args[1].op is Op.CONST and n.args[1].payload == 0:
+                out.append(ax["H_mac0"](n.args[0], n.args[2]))
+            elif n.payload is num.mul or n.payload is num.add:
+                args = [value.get(a.uid, a) for a in n.args]
+                inst = ax["H_mul" if n.payload is num.mul else "H_add"](*args)
+                out.append(inst)
+                value[n.uid] = inst.args[1]
+        return out
+    return axioms
+
+
+# ----------------------------------------------------------------------------- seeded bugs
+MUTATIONS = {
+    # seeded bugs (tests/test_conv2d_proof.py): name -> description
+    "transposed_kernel": "code generator: each K x K kernel is stored transposed (w[o, kx, ky] for w[o, ky, kx])",
+    "filters_swapped": "code generator: filters 0 and 1 swap places in the weight image",
+    "activation_row_off_by_one": "code generator: activation row y is written where row y + 1 belongs",
+    "output_base_off_by_one": "code generator: the outputs base register is one 16-byte beat (one pixel) too far",
+    "output_pixel_off_by_one": "refinement map: IR out[y, x, o] is compared with the scratchpad pair of (y, x + 1)",
+}
+
+
+def _commands(shape, bits, x_raw, w_raw, mutation):
+    """The driver's command stream (writes, configuration, trigger) for raw x (H, W) and w (O, K, K)."""
+    from ila.models.hlscnn_driver import HlscnnError, prepare_conv2d
+    from ila.numerics.fixed_point import ACT, weight_format
+    w_raw = np.asarray(w_raw)
+    if mutation == "transposed_kernel":
+        w_raw = w_raw.transpose(0, 2, 1)
+    elif mutation == "filters_swapped" and w_raw.shape[0] > 1:
+        w_raw = w_raw[[1, 0] + list(range(2, w_raw.shape[0]))]
+    x_raw = np.asarray(x_raw)
+    if mutation == "activation_row_off_by_one":
+        x_raw = np.roll(x_raw, 1, axis=0)
+    x = ACT.to_float(x_raw)[None, :, :, None]
+    w = weight_format(bits).to_float(w_raw)[:, :, :, None]
+    try:
+        job = prepare_conv2d(x, w, stride=shape["S"], weight_bits=bits)
+    except HlscnnError as e:
+        raise MappingError(f"hlscnn conv2d proof: the driver refuses shape {shape}: {e}") from e
+    cmds = job.commands
+    if mutation == "output_base_off_by_one":
+        from ila.models.hlscnn_driver import cfg_write
+        at = cfg_write("AccelConvOutputsBaseAddr", 0)
+        cmds = [cfg_write("AccelConvOutputsBaseAddr", 16) if c == at else c for c in cmds]
+    return cmds
+
+
+def _trace(shape, bits, mutation):
+    """(commands with zero data, {(command index, byte): (element number, byte of the element)}):
+    traced through the driver on element numbers written as digits (one tensor at a time)."""
+    from ila.models.hlscnn import SLAVE_BASE, VIR_MEM_BASE
+    H, W, O, K = shape["H"], shape["W"], shape["O"], shape["K"]
+    nx, nw = H * W, O * K * K
+    base = _commands(shape, bits, np.zeros((H, W), np.int64), np.zeros((O, K, K), np.int64), mutation)
+    where: dict = {}
+
+    def scan(cmds, width, offset, scale):
+        for ci, (c, z) in enumerate(zip(cmds, base)):
+            if c["top_slave_addr_in"] != z["top_slave_addr_in"]:
+                raise MappingError("hlscnn conv2d proof: the command stream's addresses depend on the data")
+            if not (c["top_slave_if_wr"] and c["top_slave_addr_in"] >= SLAVE_BASE + VIR_MEM_BASE):
+                continue
+            raw = [c[f"top_slave_data_in_{j}"] for j in range(16)]
+            step = width // 8
+            for j in range(0, 16, step):
+                v = raw[j] | (raw[j + 1] << 8 if step == 2 else 0)
+                if v:
+                    elem, _ = where.get((ci, j), (offset, 0))
+                    for b in range(step):
+                        where[(ci, j + b)] = (elem + (v - 1) * scale, b)
+    for tensor, n, width, digits in (("x", nx, 16, 32000), ("w", nw, bits, 32000 if bits == 16 else 127)):
+        ids = np.arange(n)
+        scale = 1
+        while True:
+            vals = (ids // scale) % digits + 1
+            xs = vals.reshape(H, W) if tensor == "x" else np.zeros((H, W), np.int64)
+            ws = vals.reshape(O, K, K) if tensor == "w" else np.zeros((O, K, K), np.int64)
+            cmds = _commands(shape, bits, xs, ws, mutation)
+            if len(cmds) != len(base):
+                raise MappingError("hlscnn conv2d proof: the command stream's length depends on the data")
+            scan(cmds, width, 0 if tensor == "x" else nx, scale)
+            scale *= digits
+            if scale >= n:
+                break
+    return base, where
+
+
+# ----------------------------------------------------------------------------- the proof setup
+def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf", mutation: str | None = None) -> ProofSetupExt:
+    """Both fragments over shared symbolic data (see the module docstring). Raises MappingError for
+    ``numerics`` other than 'uf', C != 1, an unknown ``mutation`` or a shape the mapping refuses."""
+    from ila.models.hlscnn import build_hlscnn
+    from mappings.hlscnn import conv2d as M
+    name = "hlscnn.conv2d" if bits == 16 else "hlscnn.conv2d_w8"
+    if numerics != "uf":
+        raise MappingError(f"{name}: numerics {numerics!r} is not available for proofs (use 'uf': HLSCNN's MAC, "
+                           f"roundings and partial-output adds uninterpreted, with link axioms)")
+    if mutation is not None and mutation not in MUTATIONS:
+        raise MappingError(f"{name}: unknown mutation {mutation!r}; known: {sorted(MUTATIONS)}")
+    M.make(bits).check_shape(shape)
+    if shape["C"] != 1:
+        raise MappingError(f"{name}: the abstract-arithmetic proof needs C = 1 input channel, got C = {shape['C']}: "
+                           f"HLSCNN rounds once per kernel tap after summing its block of 8 channels, while the IR's "
+                           f"conv2d adds one product at a time in channel-major order, so with C > 1 no sound link "
+                           f"axioms relate the two (see mappings.hlscnn.conv2d_proof)")
+    H, W, O, K = shape["H"], shape["W"], shape["O"], shape["K"]
+    nx, nw = H * W, O * K * K
+    data = symbolic_data(nx, 16, prefix="x") + symbolic_data(nw, bits, prefix="w")
+    base, where = _trace(shape, bits, mutation)
+    acc_cmds = []
+    for ci, c in enumerate(base):
+        c = dict(c)
+        for j in range(16):
+            if (ci, j) in where:
+                elem, b = where[(ci, j)]
+                d = data[elem]
+                c[f"top_slave_data_in_{j}"] = d if d.width == 8 else extract(d, 8 * b + 7, 8 * b)
+        acc_cmds.append(c)
+    frag = M.ir_fragment(shape)
+    num = act_numerics()
+    w_ir = data[nx:] if bits == 16 else [concat(d, bv_const(0, 8)) for d in data[nx:]]
+    ir = relay_ila(num, tensor_entries=1 << max(10, (frag.size() - 1).bit_length()))
+    pairs = M.refinement(shape)["out"][1].reshape(-1)
+    shift = 16 if mutation == "output_pixel_off_by_one" else 0      # one pixel: 8 filters x 2 bytes
+    outs = [(int(a), (int(p) + shift, int(p) + shift + 1)) for a, p in zip(frag.address("out").reshape(-1), pairs)]
+    return ProofSetupExt(
+        Side(ir, ir_commands(frag, {"x": data[:nx], "w": w_ir}), "tensor"),
+        Side(build_hlscnn(bits, 32, 4), acc_cmds, "scratch_pad_1"),
+        data, outs, axioms=[instantiate(num)], funcs=[num.mul, num.add],
+        describe_output=lambda k: f"out[0, {k // O // M._out(shape)[1]}, {k // O % M._out(shape)[1]}, {k % O}]",
+        read_acc=little_endian, split_outputs=True)
