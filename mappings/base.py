@@ -14,7 +14,8 @@ A :class:`Mapping` names an accelerator operation (``accelerator.operation``) an
   that shapes cannot express (a fixed-point register that wraps for some values); inputs violating
   one are refused (:meth:`Mapping.check_data`), not run;
 * a numeric tolerance on the Frobenius relative error when custom numerics make results inexact
-  (0 for exact mappings);
+  (0 for exact mappings): a float, or a function of the shape when the error of the accelerator's
+  numerics depends on it (read it with :meth:`Mapping.tolerance_at`);
 * runners: the float32 (or int) reference of the IR semantics and the end-to-end accelerator run
   through the assembler and the ILA simulator, used by ``verify.mapping --method sim|fuzz``.
 
@@ -71,7 +72,7 @@ class Mapping:
     shape_dims: tuple[str, ...]
     default_shape: dict
     side_conditions: tuple[SideCondition, ...]
-    tolerance: float
+    tolerance: float | Callable[[dict], float]              # see tolerance_at
     random_inputs: Callable[[dict, np.random.Generator], dict]
     reference: Callable[[dict, dict], np.ndarray]
     run_accelerator: Callable[[dict, dict], np.ndarray]
@@ -93,6 +94,29 @@ class Mapping:
             if not c.holds(shape):
                 raise MappingError(f"{self.name}: shape {format_shape(shape)} violates side condition "
                                    f"{c.name!r}: {c.text}")
+
+    @property
+    def shape_dependent_tolerance(self) -> bool:
+        return callable(self.tolerance)
+
+    def tolerance_at(self, shape: dict) -> float:
+        """The bound on the Frobenius relative error (a fraction, 0.05 = 5 %) of one input at
+        ``shape`` (dict of dimension name -> int): ``tolerance`` itself when it is a number, else
+        ``tolerance(shape)``. Raises MappingError when the shape violates a side condition (naming
+        it) or the value is not a finite number >= 0 (naming the value)."""
+        if not callable(self.tolerance):
+            tol = self.tolerance
+        else:
+            self.check_shape(shape)
+            tol = self.tolerance(shape)
+        try:
+            val = float(tol)
+        except (TypeError, ValueError):
+            val = float("nan")
+        if not (np.isfinite(val) and val >= 0):
+            raise MappingError(f"{self.name}: tolerance at shape {format_shape(shape)} is {tol!r}; it must be a "
+                               "finite number >= 0")
+        return val
 
     def check_data(self, shape: dict, inputs: dict) -> None:
         """Raise MappingError naming the first violated data condition and the measured value."""

@@ -1,9 +1,10 @@
 """``python -m verify.mapping NAME --method sim|fuzz|bmc|chc``: check an IR-accelerator mapping.
 
 * ``sim``  — 100 seeded random inputs at the mapping's shape: Frobenius relative error mean and
-  standard deviation, pass/fail against the mapping's tolerance.
-* ``fuzz`` — hypothesis over valid shapes and data (with edge values); a failure prints the
-  minimal example and the replay command.
+  standard deviation, pass/fail against the mapping's tolerance at that shape
+  (``Mapping.tolerance_at``; some mappings' tolerances depend on the shape).
+* ``fuzz`` — hypothesis over valid shapes and data (with edge values), each input against the
+  tolerance at its shape; a failure prints the minimal example and the replay command.
 * ``bmc``  — both fragments unrolled from the ILA models, equal inputs under the refinement map,
   miter on the outputs: proved / counterexample (replayed in the simulators) / unknown.
 * ``chc``  — the product program of the two loops as constrained Horn clauses with relational
@@ -53,6 +54,17 @@ def _emit(args, payload: dict, text: str) -> None:
     print(json.dumps(payload, indent=1, default=str) if args.json else text)
 
 
+def _tolerance_text(rep) -> str:
+    """'tolerance X%' (one tolerance for all inputs), else the range of the shape-dependent
+    tolerances over the inputs with the largest error/tolerance ratio."""
+    if not rep.tolerances:
+        return "no inputs"
+    if rep.tolerance is not None:
+        return f"tolerance {100 * rep.tolerance:.4f}%"
+    return (f"tolerance by shape {100 * min(rep.tolerances):.4f}%..{100 * max(rep.tolerances):.4f}%, "
+            f"max error/tolerance {rep.worst_ratio:.3f}")
+
+
 def _validation(args, m) -> int:
     from .simval import run_fuzz, run_sim
     if args.method == "sim":
@@ -63,7 +75,7 @@ def _validation(args, m) -> int:
     verdict = "PASS" if rep.passed else "FAIL"
     text = (f"{m.name} --method {rep.method} ({rep.shape}, seed {rep.seed}): {len(rep.errors)} samples, "
             f"Frobenius relative error mean {100 * rep.mean:.4f}% std {100 * rep.std:.4f}% "
-            f"(tolerance {100 * m.tolerance:.4f}%) in {rep.seconds:.1f} s: {verdict}")
+            f"({_tolerance_text(rep)}) in {rep.seconds:.1f} s: {verdict}")
     if rep.failure:
         text += "\n" + rep.failure
     _emit(args, rep.to_json(), text)
@@ -116,10 +128,14 @@ def main(argv: list[str] | None = None) -> int:
             rows = [registry.get(n) for n in registry.names()]
             if args.json:
                 print(json.dumps([{"name": m.name, "ir_pattern": m.ir_pattern, "default_shape": m.default_shape,
-                                   "tolerance": m.tolerance} for m in rows], indent=1))
+                                   "tolerance": m.tolerance_at(m.default_shape),
+                                   "tolerance_depends_on_shape": m.shape_dependent_tolerance}
+                                  for m in rows], indent=1))
             else:
                 for m in rows:
-                    print(f"{m.name:20} {m.ir_pattern:55} default {format_shape(m.default_shape)}")
+                    tol = f"tolerance {100 * m.tolerance_at(m.default_shape):g}%" + (
+                        " (at this shape; depends on the shape)" if m.shape_dependent_tolerance else "")
+                    print(f"{m.name:20} {m.ir_pattern:55} default {format_shape(m.default_shape):18} {tol}")
             return EXIT_OK
         if not args.name:
             raise MappingError("give a mapping name (see --list)")
