@@ -64,6 +64,13 @@ def _checked_error(m, shape, inputs):
     return frobenius_relative_error(m.reference(shape, inputs), m.run_accelerator(shape, inputs))
 
 
+def _shape_errors(m, shape, rng):
+    """(input kind, error or None when a data condition refuses it) for random_inputs and each edge
+    case at ``shape``."""
+    cands = [m.random_inputs(shape, rng)] + m.edge_inputs(shape, rng)
+    return [(kind, _checked_error(m, shape, inputs)) for kind, inputs in zip(KINDS, cands)]
+
+
 def sims(m, samples, seed):
     rows = []
     for T, H in SHAPES:
@@ -83,9 +90,7 @@ def sweep(m, n, seed):
     for _ in range(n):
         shape = {"T": int(rng.integers(1, 41)), "H": 16 * int(rng.integers(1, 5))}
         tol = m.tolerance_at(shape)
-        cands = [m.random_inputs(shape, rng)] + m.edge_inputs(shape, rng)
-        for kind, inputs in zip(KINDS, cands):
-            err = _checked_error(m, shape, inputs)
+        for kind, err in _shape_errors(m, shape, rng):
             if err is None:
                 refused += 1
                 continue
@@ -142,9 +147,7 @@ def _tol_chunk(job):
     errs, refused, worst = [], 0, (-1.0, 0, "")
     for _ in range(n):
         shape = {"T": int(rng.integers(lo, hi + 1)), "H": H}
-        cands = [m.random_inputs(shape, rng)] + m.edge_inputs(shape, rng)
-        for kind, inputs in zip(KINDS, cands):
-            err = _checked_error(m, shape, inputs)
+        for kind, err in _shape_errors(m, shape, rng):
             if err is None:
                 refused += 1
                 continue

@@ -10,6 +10,18 @@ Uninterpreted functions are Ackermannised (:func:`ackermannize`), because Spacer
 them. Measured: Spacer answers neither 'safe' for the maxpool mapping nor 'unsafe' for a seeded
 bug (wrong mode) within 120 s / 40 s even at 2x16, so its answer is reported but not relied on
 (the supplied or inferred invariants check in seconds).
+
+Encodings tried on flexasr.maxpool at 2x16 (z3 5.4.0.0, November 2026; none committed as a
+default because none solves the FlexASR loop): the IR loop alone is solved ('safe') in ~6 s with
+``fp.xform.bit_blast=true`` and not in 90 s without it; the FlexASR LayerReduce loop alone stays
+unknown with bit-blasting (400 s; the trace shows Spacer blocking single proof obligations, some
+10^5 of them, i.e. enumerating data values), with the functions' own axioms left out (only the
+link axioms: 87 KB instead of 327 KB), with the scalar part of the invariant conjoined to the
+step clauses as a background fact, with 8-bit data re-sorted to Int (only =, ite and predicate
+arguments use it), with an exact bit-vector to linear-integer translation (div/mod by constants,
+one conditional subtraction per add), and even with the tracked cell fixed to a constant (60 s
+each). The cell-morphed loop is small (22 variables, 7 instructions); what defeats Spacer is
+generalising over 32-bit address and counter registers together with symbolic data.
 """
 from __future__ import annotations
 
