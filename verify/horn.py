@@ -22,6 +22,10 @@ arguments use it), with an exact bit-vector to linear-integer translation (div/m
 one conditional subtraction per add), and even with the tracked cell fixed to a constant (60 s
 each). The cell-morphed loop is small (22 variables, 7 instructions); what defeats Spacer is
 generalising over 32-bit address and counter registers together with symbolic data.
+Handing Spacer the supplied invariants as lemmas (``Fixedpoint.add_cover(-1, ...)``, which needs
+``xform.slice=false``) answers at once, but covers at level -1 are trusted, not checked: the
+seeded wrong_mode bug, whose supplied invariant fails initiation, is then answered 'safe' too, so
+covers are never used here; ``fp.validate=true`` raises an internal error on the correct mapping.
 """
 from __future__ import annotations
 
