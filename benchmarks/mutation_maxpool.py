@@ -18,7 +18,8 @@ from verify.chc import check_chc
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shape", default="4x32")
+    ap.add_argument("--shape", default="32x32",
+                    help="R > 16 (two 16-timestep groups), or tiling_stride is equivalent to the correct mapping")
     ap.add_argument("--solver", default="z3", choices=["z3", "cvc5"])
     args = ap.parse_args(argv)
     m = get("flexasr.maxpool")

@@ -242,6 +242,21 @@ def substitute(exprs: Sequence[Expr], mapping: Mapping[Expr, Expr], *, fold_ufs:
     return Rewriter(mapping, fold_ufs=fold_ufs)(exprs)
 
 
+def replace_nodes(exprs: Sequence[Expr], mapping: Mapping[int, Expr]) -> list[Expr]:
+    """Rebuild ``exprs`` with every node whose uid is a key of ``mapping`` replaced by its value
+    (any node, not only variables; sorts must agree), simplifying the rebuilt nodes."""
+    memo: dict[int, Expr] = {}
+    rw = Rewriter()
+    for n in toposort(list(exprs)):
+        if n.uid in mapping:
+            memo[n.uid] = mapping[n.uid]
+        elif n.args:
+            memo[n.uid] = rw.build(n.op, n.sort, tuple(memo[a.uid] for a in n.args), n.payload)
+        else:
+            memo[n.uid] = n
+    return [memo[e.uid] for e in exprs]
+
+
 def simplify(e: Expr) -> Expr:
     """Simplify one expression (no substitution)."""
     return Rewriter().one(e)

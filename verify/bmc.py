@@ -115,6 +115,10 @@ def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = Non
     enc = SmtEncoder(inline_ufs=inline_ufs)      # shared by the goals: common terms are encoded once
     n, spent = 0, 0.0                             # the timeout bounds the solver calls together
     for n, (miter, axioms) in enumerate(goals, 1):
+        if n == 1 and not any(x.op is Op.APPLY for x in toposort([miter] + axioms)):
+            v = _random_falsify(ps, solver, t0)      # bit-precise goal: try concrete data first
+            if v is not None:
+                return v
         left = None if timeout is None else timeout - spent
         if left is not None and left <= 0:
             return Unknown("bmc", solver, time.perf_counter() - t0, reason=f"timeout after {n - 1} output goals")
@@ -135,10 +139,50 @@ def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = Non
     return Proved("bmc", solver, secs, f"{len(ps.outputs)} output cells equal for all data{split}", scope="")
 
 
+def scalarize_loads(exprs: list[Expr]) -> tuple[list[Expr], dict[Expr, Expr]]:
+    """Replace every load from a memory *variable* (an initial memory) at a constant address by a
+    fresh bit-vector symbol, one per (memory, address). Equisatisfiable: distinct constant
+    addresses of one array are independent cells, and equal ones share the symbol. A query whose
+    memories are only read this way becomes QF_BV, which z3 answers with its bit-vector tactic
+    (under QF_AUFBV a miter over sixteen 32-bit multiplications that is satisfiable took 75 s
+    instead of 0.1 s). Returns (rewritten exprs, {symbol: the load it stands for})."""
+    from ila.simplify import replace_nodes
+    from ila.unroll import symbol
+    loads = [n for n in toposort(exprs) if n.op is Op.LOAD and n.args[0].op is Op.VAR and n.args[1].is_const]
+    if not loads:
+        return exprs, {}
+    syms = {n.uid: symbol(f"load!{n.args[0].name}[{n.args[1].payload:#x}]", n.sort) for n in loads}
+    return replace_nodes(exprs, syms), {syms[n.uid]: n for n in loads}
+
+
+RANDOM_TRIES = 4
+
+
+def _random_falsify(ps: ProofSetup, solver: str, t0: float, tries: int = RANDOM_TRIES) -> Counterexample | None:
+    """Simulation before SAT, for goals without uninterpreted functions (their semantics is then
+    the simulators'): run both fragments on a few seeded random data assignments, initial memories
+    as reset; a difference is a counterexample for all data, found and replayed without the solver
+    (whose bit-blasted multipliers can take minutes to satisfy). None when every run agrees."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    for _ in range(tries):
+        data = {d: int.from_bytes(rng.bytes((d.width + 7) // 8), "little") & ((1 << d.width) - 1) for d in ps.data}
+        diff = replay(ps, data, {}, {})
+        if diff is not None:
+            k, x, y = diff
+            trace = {"output": ps.describe_output(k), "ir_value": x, "acc_value": y,
+                     "data": [data[d] for d in ps.data], "uf_interpretation": {}, "found_by": "random simulation"}
+            return Counterexample("bmc", solver, time.perf_counter() - t0,
+                                  f"{ps.describe_output(k)} differs: IR {x:#x} vs accelerator {y:#x} (random data, "
+                                  "before any solver call)", trace=trace, replayed=True)
+    return None
+
+
 def _solve(ps: ProofSetup, ex, enc: SmtEncoder, miter: Expr, axioms: list, *, solver: str, timeout: float | None,
            emit: str | None, label: str, t0: float) -> Counterexample | Unknown | None:
     """None when the goal is unsat; otherwise the Unknown or the replayed Counterexample."""
     inline_ufs = enc.inline_ufs
+    (miter, *axioms), cells = scalarize_loads([miter] + axioms)
     fs = enc.encode_all([miter] + axioms)
     if emit:
         with open(emit, "w") as fh:
@@ -165,6 +209,7 @@ def _solve(ps: ProofSetup, ex, enc: SmtEncoder, miter: Expr, axioms: list, *, so
         for name, sym in u.init.items():
             if sym.sort.is_mem and sym.op is Op.VAR:
                 table = {v(n.args[1]): v(n) for n in leaves if n.op is Op.LOAD and n.args[0] is sym}
+                table.update({ld.args[1].payload: v(c) for c, ld in cells.items() if ld.args[0] is sym})
                 if table:
                     mems[side][name] = table
     uf_table: dict = {}

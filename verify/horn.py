@@ -32,6 +32,7 @@ from __future__ import annotations
 from ila.expr import Expr, implies, land
 from ila.ops import Op
 from ila.simplify import Rewriter
+from ila.simplify import replace_nodes as _replace
 from ila.smt import SmtEncoder, axiom_instances
 from ila.walk import toposort
 
@@ -72,20 +73,6 @@ def horn_clauses(spec, *, inline_ufs: bool = False):
         clauses.append((f"{spec.loops[k].name}: exit", [("pred", k, args), ~rw.one(s.enabled), ~post], None))
     clauses.append(("safety", [spec.pre] + posts + [~spec.final(built.systems)], None))
     return built, preds, clauses
-
-
-def _replace(exprs, mapping: dict[int, Expr]) -> list[Expr]:
-    """Rebuild ``exprs`` with the nodes whose uid is in ``mapping`` replaced."""
-    memo: dict[int, Expr] = {}
-    rw = Rewriter()
-    for n in toposort(list(exprs)):
-        if n.uid in mapping:
-            memo[n.uid] = mapping[n.uid]
-        elif n.args:
-            memo[n.uid] = rw.build(n.op, n.sort, tuple(memo[a.uid] for a in n.args), n.payload)
-        else:
-            memo[n.uid] = n
-    return [memo[e.uid] for e in exprs]
 
 
 def ackermannize(spec, built, preds, clauses, *, inline_ufs: bool = False):

@@ -58,6 +58,13 @@ def refinement(op: str, shape: dict) -> dict:
     return out
 
 
+# seeded bugs for mutation testing of the proofs (tests/test_vta_proof.py): name -> description
+MUTATIONS = {
+    "input_element_off_by_one": "code generator: a[k] is stored where a[k + 1] belongs (4 bytes further)",
+    "output_row_off_by_one": "refinement map: IR out[k] is read one accumulator row (16 entries) further",
+}
+
+
 def make(op: str) -> Mapping:
     name = f"vta.{op}"
     rows_needed = (lambda s: 2 * _rows(s)) if op == "add" else _rows
@@ -87,12 +94,21 @@ def make(op: str) -> Mapping:
         return V.run_acc(program(op, shape, inputs))[:shape["n"]].astype(np.int64)
 
     def proof_setup(shape, *, numerics="exact", mutation=None):
+        """Both fragments over shared symbolic int32 data (bit-precise; ``numerics`` is ignored).
+        ``mutation``: one of MUTATIONS (MappingError for an unknown name)."""
+        V.check_mutation(name, mutation, MUTATIONS)
         ref = refinement(op, shape)
         n = shape["n"]
         prog = program(op, shape, {"a": np.zeros(n, np.int64), "b": np.zeros(n, np.int64)})
         names = ("a", "b") if op == "add" else ("a",)
-        return V.proof_setup(ir_fragment(op, shape), prog, byte_addrs={k: ref[k][1] for k in names},
-                             widths={k: 32 for k in names}, out_acc_index=ref["out"][1],
+        addrs = {k: ref[k][1] for k in names}
+        out = ref["out"][1]
+        if mutation == "input_element_off_by_one":
+            addrs["a"] = addrs["a"] + 4
+        elif mutation == "output_row_off_by_one":
+            out = np.asarray(out) + 16
+        return V.proof_setup(ir_fragment(op, shape), prog, byte_addrs=addrs,
+                             widths={k: 32 for k in names}, out_acc_index=out,
                              describe=lambda k: f"out[{k}]")
 
     def shape_strategy():
@@ -113,6 +129,6 @@ def make(op: str) -> Mapping:
         shape_strategy=shape_strategy,
         edge_inputs=edge_inputs,
         extras={"ir_fragment": lambda shape: ir_fragment(op, shape), "refinement": lambda shape: refinement(op, shape),
-                "proof": proof_setup, "proof_shape": {"n": 32},
+                "proof": proof_setup, "proof_shape": {"n": 32}, "mutations": MUTATIONS,
                 "depends_on": ("ila.models.vta", "ila.models.vta_program", "ila.models.relay")},
     )

@@ -80,12 +80,31 @@ def refinement(shape: dict) -> dict:
     return {"x": ("vta_dram", x), "w": ("vta_dram", w), "out": ("vta_acc_mem", acc_index(shape))}
 
 
+# seeded bugs for mutation testing of the proof (tests/test_vta_proof.py): name -> description
+MUTATIONS = {
+    "weight_block_transposed": "code generator: every 16x16 weight block is stored transposed",
+    "input_row_off_by_one": "code generator: input row n is stored where row n + 1 belongs",
+    "output_entry_off_by_one": "refinement map: IR out[n, m] is read from the accumulator entry of out[n, m + 1]",
+}
+
+
 def proof_setup(shape: dict, *, numerics: str = "exact", mutation: str | None = None):
+    """Both fragments over shared symbolic int8 data (bit-precise int8 x int8 -> int32; ``numerics``
+    is ignored). ``mutation``: one of :data:`MUTATIONS` (MappingError for an unknown name)."""
+    V.check_mutation(NAME, mutation, MUTATIONS)
     N, K, M = shape["N"], shape["K"], shape["M"]
     ref = refinement(shape)
     prog = program(shape, {"x": np.zeros((N, K), np.int64), "w": np.zeros((M, K), np.int64)})
-    return V.proof_setup(ir_fragment(shape), prog, byte_addrs={"x": ref["x"][1], "w": ref["w"][1]},
-                         widths={"x": 8, "w": 8}, out_acc_index=ref["out"][1],
+    x, w, out = ref["x"][1], ref["w"][1], ref["out"][1]
+    if mutation == "weight_block_transposed":            # byte (r, c) of a 256-byte block at (c, r)
+        off = w % 256
+        w = w - off + (off % 16) * 16 + off // 16
+    elif mutation == "input_row_off_by_one":
+        x = x + 16 * _blocks(shape)[0]
+    elif mutation == "output_entry_off_by_one":
+        out = np.asarray(out) + 1
+    return V.proof_setup(ir_fragment(shape), prog, byte_addrs={"x": x, "w": w},
+                         widths={"x": 8, "w": 8}, out_acc_index=out,
                          describe=lambda k: f"out[{k // M}, {k % M}]")
 
 
@@ -130,6 +149,6 @@ MAPPING = Mapping(
     shape_strategy=shape_strategy,
     edge_inputs=edge_inputs,
     extras={"ir_fragment": ir_fragment, "refinement": refinement, "proof": proof_setup,
-            "proof_shape": {"N": 1, "K": 16, "M": 16},
+            "proof_shape": {"N": 1, "K": 16, "M": 16}, "mutations": MUTATIONS,
             "depends_on": ("ila.models.vta", "ila.models.vta_program", "ila.models.relay")},
 )
