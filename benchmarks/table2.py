@@ -63,22 +63,19 @@ def measure(samples: int, seed: int, rows=ROWS + EXTRA):
 
 
 def _shape_dependent_note(results) -> str:
-    """A sentence per measured mapping whose tolerance depends on the shape: its range over a few
-    shapes, from the mapping itself (flexasr.attention: see its module)."""
-    out = ""
-    for op, _, _, _, name, rep in results:
-        m = _mapping(name) if rep is not None else None
-        if m is None or not m.shape_dependent_tolerance or name != "flexasr.attention":
-            continue
-        lo = m.tolerance_at({"T": 64, "H": 64})
-        hi = m.tolerance_at({"T": 64, "H": 16})
-        out += (f" {op}'s does: the unit quantises the softmax's exponentials to 1/16, which errs more when a "
-                "second timestep competes with the attended one, as it often does at small H or large T; the "
-                f"tolerance ranges from {100 * lo:.1f}% (H >= 64, T <= 64) to {100 * hi:.1f}% (H = 16, T <= 64), "
-                "derived from measured worst cases by `python -m benchmarks.attention_error` "
-                "(paper_results/attention_error.md); Attention runs under its data preconditions (sum_exp < 4: the "
-                "unit keeps it modulo 4).")
-    return out
+    """The sentence on flexasr.attention's shape-dependent tolerance (its range, read from the
+    mapping), or "" when its row was not measured."""
+    row = next((r for r in results if r[4] == "flexasr.attention" and r[5] is not None), None)
+    if row is None:
+        return ""
+    m = _mapping(row[4])
+    lo, hi = m.tolerance_at({"T": 64, "H": 64}), m.tolerance_at({"T": 64, "H": 16})
+    return (f" {row[0]}'s does: the unit quantises the softmax's exponentials to 1/16, which errs more when a "
+            "second timestep competes with the attended one, as it often does at small H or large T; the "
+            f"tolerance ranges from {100 * lo:.1f}% (H >= 64, T <= 64) to {100 * hi:.1f}% (H = 16, T <= 64), "
+            "derived from measured worst cases by `python -m benchmarks.attention_error` "
+            "(paper_results/attention_error.md); Attention runs under its data preconditions (sum_exp < 4: the "
+            "unit keeps it modulo 4).")
 
 
 def render(results, samples: int, seed: int, argv: list[str]) -> str:

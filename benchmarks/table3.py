@@ -18,7 +18,7 @@ import time
 from mappings.registry import get
 from verify.bmc import check_bmc
 from verify.chc import check_chc
-from verify.ledger import record
+from verify.ledger import record, scope_label
 
 PAPER = {"2x16": (443, 38), "4x16": (1976, 37), "4x32": (7954, 146), "8x64": (None, 1831), "16x64": (None, 5177)}
 SIZES = ["2x16", "4x16", "4x32", "8x64", "16x64", "32x128", "64x256"]
@@ -50,14 +50,14 @@ def main(argv=None) -> int:
         vi = None
         if size in args.infer_sizes.split(","):
             vi = check_chc(m, shape, solver="z3", timeout=args.timeout, infer=True)
-            record(m, vi, scope=size + "/inferred")
+            record(m, vi, scope=scope_label(size, inferred=True))
         rows.append((size, vb, vc, vi))
         print(f"{size:8} BMC {fmt(vb):>24}   CHC {fmt(vc):>24}   CHC inferred {fmt(vi) if vi else '—':>24}", flush=True)
     vs = check_chc(m, None, solver="z3", timeout=args.symbolic_timeout)
     record(m, vs, scope="symbolic")
     print(f"symbolic CHC: {vs.kind} in {vs.seconds:.1f} s — {vs.detail or vs.reason[:300]}")
     vsi = check_chc(m, None, solver="z3", timeout=args.symbolic_timeout, infer=True)
-    record(m, vsi, scope="symbolic/inferred")
+    record(m, vsi, scope=scope_label("symbolic", inferred=True))
     print(f"symbolic CHC, inferred invariants: {vsi.kind} in {vsi.seconds:.1f} s — {vsi.detail or vsi.reason[:300]}")
 
     lines = ["# Table 3: formal verification of the FlexASR MaxPool mapping", "",

@@ -153,6 +153,13 @@ def mapping_from_module(namespace: dict, **fields) -> Mapping:
     return Mapping(**fields)
 
 
+def check_mutation(name: str, mutation: str | None, known: dict) -> None:
+    """Raise MappingError when ``mutation`` (a seeded-bug name for mutation testing of a proof
+    setup; None = the correct mapping) is not one of ``known``, naming the known ones."""
+    if mutation is not None and mutation not in known:
+        raise MappingError(f"{name}: unknown mutation {mutation!r}; known: {sorted(known)}")
+
+
 def format_shape(shape: dict) -> str:
     return "x".join(str(v) for v in shape.values())
 

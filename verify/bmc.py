@@ -169,12 +169,7 @@ def _random_falsify(ps: ProofSetup, solver: str, t0: float, tries: int = RANDOM_
         data = {d: int.from_bytes(rng.bytes((d.width + 7) // 8), "little") & ((1 << d.width) - 1) for d in ps.data}
         diff = replay(ps, data, {}, {})
         if diff is not None:
-            k, x, y = diff
-            trace = {"output": ps.describe_output(k), "ir_value": x, "acc_value": y,
-                     "data": [data[d] for d in ps.data], "uf_interpretation": {}, "found_by": "random simulation"}
-            return Counterexample("bmc", solver, time.perf_counter() - t0,
-                                  f"{ps.describe_output(k)} differs: IR {x:#x} vs accelerator {y:#x} (random data, "
-                                  "before any solver call)", trace=trace, replayed=True)
+            return _counterexample(ps, diff, data, {}, solver, t0, "random data, before any solver call")
     return None
 
 
@@ -219,10 +214,19 @@ def _solve(ps: ProofSetup, ex, enc: SmtEncoder, miter: Expr, axioms: list, *, so
     diff = replay(ps, data, mems, uf_table)
     if diff is None:
         raise IlaInternalError(f"bmc of {label}: the solver's counterexample does not replay in the simulators")
+    return _counterexample(ps, diff, data, uf_table, solver, t0)
+
+
+def _counterexample(ps: ProofSetup, diff: tuple[int, int, int], data: dict, uf_table: dict, solver: str,
+                    t0: float, how: str = "") -> Counterexample:
+    """The replayed Counterexample for ``diff`` = (output index, IR value, accelerator value) of
+    :func:`replay` on ``data`` under ``uf_table``; ``how`` is added to the detail."""
     k, x, y = diff
     trace = {"output": ps.describe_output(k), "ir_value": x, "acc_value": y,
              "data": [data[d] for d in ps.data],
              "uf_interpretation": {f.name: {str(a): r for a, r in t.items()} for f, t in uf_table.items()}}
+    if how:
+        trace["found_by"] = how
     return Counterexample("bmc", solver, time.perf_counter() - t0,
-                          f"{ps.describe_output(k)} differs: IR {x:#x} vs accelerator {y:#x}",
-                          trace=trace, replayed=True)
+                          f"{ps.describe_output(k)} differs: IR {x:#x} vs accelerator {y:#x}"
+                          + (f" ({how})" if how else ""), trace=trace, replayed=True)

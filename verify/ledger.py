@@ -55,6 +55,12 @@ def load() -> list[dict]:
     return json.loads(p.read_text() or "[]")
 
 
+def scope_label(scope: str, numerics: str = "uf", inferred: bool = False) -> str:
+    """The ledger's scope of a verdict: the shape (``16x64``) or ``symbolic``, then ``/exact`` for
+    bit-precise numerics and ``/inferred`` for inferred invariants (``16x64/exact``)."""
+    return scope + ("" if numerics == "uf" else "/exact") + ("/inferred" if inferred else "")
+
+
 def record(mapping, verdict, *, scope: str) -> dict:
     """Append a verdict for ``mapping`` to the ledger; return the entry."""
     entry = {"mapping": mapping.name, "digest": digest(mapping), "method": verdict.method, "scope": scope,

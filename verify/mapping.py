@@ -103,8 +103,8 @@ def _proof(args, m) -> int:
         v = check_chc(m, shape, solver=args.solver, timeout=args.timeout, numerics=args.numerics,
                       emit_smt=args.emit_smt, spacer=args.spacer, infer=args.infer)
     if not args.no_ledger:
-        from .ledger import record
-        record(m, v, scope=scope + ("" if args.numerics == "uf" else "/exact") + ("/inferred" if args.infer else ""))
+        from .ledger import record, scope_label
+        record(m, v, scope=scope_label(scope, args.numerics, args.infer))
     payload = {"mapping": m.name, "shape": scope, "numerics": args.numerics, **v.to_json()}
     text = f"{m.name} --method {args.method} ({scope}, {args.numerics} numerics, {v.solver}): "
     if isinstance(v, Proved):

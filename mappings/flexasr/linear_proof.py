@@ -61,7 +61,7 @@ from ila.models.relay import relay_ila
 from ila.ops import Op
 from ila.models.relay_numerics import Numerics, abstract
 from ila.numerics import adaptivfloat as af
-from mappings.base import MappingError, Side, symbolic_data
+from mappings.base import MappingError, Side, check_mutation, symbolic_data
 from mappings.common import ir_commands
 from mappings.proof_ext import ProofSetupExt
 
@@ -288,8 +288,7 @@ def proof_setup(shape: dict, *, numerics: str = "uf", mutation: str | None = Non
     if numerics != "uf":
         raise MappingError(f"flexasr.linear: numerics {numerics!r} is not available for proofs: ProductSum, RunBias "
                            f"and Fixed2Adaptfloat have no bit-precise expression (use 'uf')")
-    if mutation is not None and mutation not in MUTATIONS:
-        raise MappingError(f"flexasr.linear: unknown mutation {mutation!r}; known: {sorted(MUTATIONS)}")
+    check_mutation("flexasr.linear", mutation, MUTATIONS)
     L.MAPPING.check_shape(shape)
     biases = biases or Biases()
     T, I, O = shape["T"], shape["I"], shape["O"]

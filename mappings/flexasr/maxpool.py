@@ -198,10 +198,9 @@ def proof_setup(shape: dict, *, numerics: str = "uf", mutation: str | None = Non
     """The two fragments over shared symbolic data, for ``verify.bmc`` (see module docstring;
     ``op='mean'``: flexasr.meanpool, IR numerics :func:`ir_mean_numerics`)."""
     from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX, GB_ADPFLOAT_MEAN
-    from mappings.base import MappingError
+    from mappings.base import MappingError, check_mutation
     R, C = shape["R"], shape["C"]
-    if mutation is not None and mutation not in MUTATIONS:
-        raise ValueError(f"unknown mutation {mutation!r}; known: {sorted(MUTATIONS)}")
+    check_mutation("flexasr.meanpool" if op == "mean" else "flexasr.maxpool", mutation, MUTATIONS)
     if op == "mean" and numerics == "exact":
         raise MappingError("flexasr.meanpool: --numerics exact is not available: the IR averages in float32, "
                            "which is not bit-equal to the unit's AdaptivFloat mean (use uf; sim/fuzz measure it)")

@@ -52,7 +52,7 @@ from ila.models.hlscnn_numerics import ACT_ADD_PSUM, CONV_MAC, PSUM_TO_ACT_RND, 
 from ila.models.relay import relay_ila
 from ila.models.relay_numerics import Numerics, abstract
 from ila.numerics import fixed_point as fx
-from mappings.base import MappingError, Side, symbolic_data
+from mappings.base import MappingError, Side, check_mutation, symbolic_data
 from mappings.common import ir_commands
 from mappings.proof_ext import ProofSetupExt, little_endian
 
@@ -185,8 +185,7 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf", mutation: 
     if numerics != "uf":
         raise MappingError(f"{name}: numerics {numerics!r} is not available for proofs (use 'uf': HLSCNN's MAC, "
                            f"roundings and partial-output adds uninterpreted, with link axioms)")
-    if mutation is not None and mutation not in MUTATIONS:
-        raise MappingError(f"{name}: unknown mutation {mutation!r}; known: {sorted(MUTATIONS)}")
+    check_mutation(name, mutation, MUTATIONS)
     M.make(bits).check_shape(shape)
     if shape["C"] != 1:
         raise MappingError(f"{name}: the abstract-arithmetic proof needs C = 1 input channel, got C = {shape['C']}: "

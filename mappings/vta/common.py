@@ -60,13 +60,6 @@ def acc_row_fits(rows_of, what: str) -> SideCondition:
                          f"(the int32 result is read there)")
 
 
-def check_mutation(name: str, mutation: str | None, known: dict) -> None:
-    """Raise MappingError for a seeded-bug name the mapping does not know (naming the known ones)."""
-    from mappings.base import MappingError
-    if mutation is not None and mutation not in known:
-        raise MappingError(f"{name}: unknown mutation {mutation!r}; known: {sorted(known)}")
-
-
 def _dram_words(image: np.ndarray, upto: int, placed: dict):
     """Virtual-memory write commands for bytes [0, upto): ``placed`` maps byte address -> 8-bit
     expression (data); other bytes are the image's constants."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mappings.base import Mapping, SideCondition
+from mappings.base import Mapping, SideCondition, check_mutation
 from mappings.common import IrFragment, Layout
 from mappings.vta import common as V
 
@@ -96,7 +96,7 @@ def make(op: str) -> Mapping:
     def proof_setup(shape, *, numerics="exact", mutation=None):
         """Both fragments over shared symbolic int32 data (bit-precise; ``numerics`` is ignored).
         ``mutation``: one of MUTATIONS (MappingError for an unknown name)."""
-        V.check_mutation(name, mutation, MUTATIONS)
+        check_mutation(name, mutation, MUTATIONS)
         ref = refinement(op, shape)
         n = shape["n"]
         prog = program(op, shape, {"a": np.zeros(n, np.int64), "b": np.zeros(n, np.int64)})

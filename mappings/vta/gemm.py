@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mappings.base import Mapping, SideCondition
+from mappings.base import Mapping, SideCondition, check_mutation
 from mappings.common import IrFragment, Layout
 from mappings.vta import common as V
 
@@ -91,7 +91,7 @@ MUTATIONS = {
 def proof_setup(shape: dict, *, numerics: str = "exact", mutation: str | None = None):
     """Both fragments over shared symbolic int8 data (bit-precise int8 x int8 -> int32; ``numerics``
     is ignored). ``mutation``: one of :data:`MUTATIONS` (MappingError for an unknown name)."""
-    V.check_mutation(NAME, mutation, MUTATIONS)
+    check_mutation(NAME, mutation, MUTATIONS)
     N, K, M = shape["N"], shape["K"], shape["M"]
     ref = refinement(shape)
     prog = program(shape, {"x": np.zeros((N, K), np.int64), "w": np.zeros((M, K), np.int64)})
