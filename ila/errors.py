@@ -1,8 +1,12 @@
-"""Error classes of the ILA DSL.
+"""Error classes of the toolkit.
 
-Two families, one root each: :class:`IlaError` for mistakes in the user's model or input (the
-message names the bad value and the user's source line), :class:`IlaInternalError` for bugs in
-this package.
+Two roots for the whole project (``ila``, ``mappings``, ``verify``, ``compile``):
+:class:`D2AError` for mistakes in the user's input (a model, an expression, a program fragment,
+a mapping name, a shape, a network), whose message names the bad value; and
+:class:`D2AInternalError` for bugs in the toolkit itself. Every command-line entry point catches
+:class:`D2AError`, prints its message on one line and exits 2.
+
+Within the DSL, :class:`IlaError` (a :class:`D2AError`) also names the user's source line.
 """
 from __future__ import annotations
 
@@ -23,7 +27,18 @@ def user_location() -> str:
     return "<unknown>"
 
 
-class IlaError(Exception):
+class D2AError(Exception):
+    """Root of every user error of the toolkit (bad model, input, name, shape, file).
+
+    CLIs catch it and exit with status 2; the message is meant for the user as it is.
+    """
+
+
+class D2AInternalError(Exception):
+    """Root of the toolkit's internal errors (a bug here, not in the user's input)."""
+
+
+class IlaError(D2AError):
     """A user error: a malformed model, expression, program or input.
 
     The message ends with the user's source location (``at file:line``).
@@ -63,5 +78,5 @@ class SimulationError(IlaError, RuntimeError):
     an address outside a memory, a child loop that does not terminate)."""
 
 
-class IlaInternalError(Exception):
+class IlaInternalError(D2AInternalError):
     """A bug in the ila package itself (an op missing from a backend table, ...)."""
