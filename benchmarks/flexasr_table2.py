@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from ila.models import flexasr_reference as ref
+from ila.models.flexasr import reference as ref
 from ila.models.flexasr import driver as D
 from ila.numerics import adaptivfloat as af
 

@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 
-from ila.models.hlscnn_driver import prepare_conv2d, run_job
-from ila.models.hlscnn_ref import conv2d_float_ref
-from ila.models.vta_program import dense_program, result, run_on_ila
-from ila.models.vta_ref import dense_ref
+from ila.models.hlscnn.driver import prepare_conv2d, run_job
+from ila.models.hlscnn.reference import conv2d_float_ref
+from ila.models.vta.driver import dense_program, result, run_on_ila
+from ila.models.vta.reference import dense_ref
 from ila.numerics.fixed_point import ACT, relative_error, weight_format
 
 PAPER = {"VTA GEMM": (0.00, 0.00), "HLSCNN Conv2D": (1.78, 0.16)}

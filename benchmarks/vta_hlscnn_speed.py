@@ -17,13 +17,13 @@ import time
 
 import numpy as np
 
-from ila.models.hlscnn import build_hlscnn
-from ila.models.hlscnn_driver import decode_output, prepare_conv2d
-from ila.models.hlscnn_ref import conv2d_fixed_ref
-from ila.models.vta import build_vta
-from ila.models.vta_isa import encode
-from ila.models.vta_program import dense_program, dram_write_commands, result
-from ila.models.vta_ref import dense_ref
+from ila.models.hlscnn.model import build_hlscnn
+from ila.models.hlscnn.driver import decode_output, prepare_conv2d
+from ila.models.hlscnn.reference import conv2d_fixed_ref
+from ila.models.vta.model import build_vta
+from ila.models.vta.isa import encode
+from ila.models.vta.driver import dense_program, dram_write_commands, result
+from ila.models.vta.reference import dense_ref
 from ila.sim import Simulator
 
 

@@ -3,7 +3,7 @@
 A :class:`Mapping` names an accelerator operation (``accelerator.operation``) and holds
 
 * the IR pattern as the compiler matches it (an S-expression over Relay operators);
-* the compiler-IR ILA fragment: the commands for :func:`ila.models.relay.relay_ila` that place the
+* the compiler-IR ILA fragment: the commands for :func:`ila.models.relay.model.relay_ila` that place the
   operands and run the IR operator(s), for given shapes;
 * a generator of the accelerator ILA fragment: the exact MMIO command stream the code generator
   emits, for given shapes (with the operand data in it);

@@ -2,7 +2,7 @@
 
 An :class:`IrFragment` is the compiler-IR ILA side of a mapping for one shape: where each IR
 input tensor lives in the IR tensor memory (base address, shape), the operator commands of
-:func:`ila.models.relay.relay_ila` (name and arguments, in program order), and where the output
+:func:`ila.models.relay.model.relay_ila` (name and arguments, in program order), and where the output
 lands. :func:`ir_commands` turns it into the ILA command stream (element stores of the given data
 values, which may be symbolic expressions, then the operators); :func:`run_ir` runs it in the
 ILA simulator on concrete tensors (VT1-style cross-check of a mapping's numpy reference).
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ila.models.relay import FUNC_IDS
+from ila.models.relay.model import FUNC_IDS
 
 
 @dataclass
@@ -70,7 +70,7 @@ _MACHINES: dict = {}
 
 def run_ir(frag: IrFragment, inputs: dict) -> np.ndarray:
     """Run the fragment on the compiler-IR ILA simulator with concrete numpy inputs."""
-    from ila.models.relay import RelayMachine
+    from ila.models.relay.model import RelayMachine
     need = frag.size()
     rm = _MACHINES.get(frag.numerics)
     if rm is None or rm.sim.memory("tensor").shape[0] < need:

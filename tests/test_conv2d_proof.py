@@ -4,7 +4,7 @@ counterexamples; C > 1 is refused with the reason."""
 import numpy as np
 import pytest
 
-from ila.models.hlscnn_numerics import ACT_ADD_PSUM, CONV_MAC, PSUM_TO_ACT_RND, PSUM_TO_ACT_TRN
+from ila.models.hlscnn.numerics import ACT_ADD_PSUM, CONV_MAC, PSUM_TO_ACT_RND, PSUM_TO_ACT_TRN
 from mappings.base import MappingError
 from mappings.hlscnn import conv2d_proof as CP
 from verify.bmc import check_bmc

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ila import SimulationError
-from ila.bmc import bmc
+from verify.model_bmc import bmc
 from ila.models.examples import counter_with_child, fifo4
 from ila.sim import Simulator
 from ila.smt import SmtEncoder, check

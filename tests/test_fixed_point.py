@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from ila import Ila
 from ila.compile_np import evaluate
-from ila.models import hlscnn_numerics as N
+from ila.models.hlscnn import numerics as N
 from ila.numerics import fixed_point as fx
 
 

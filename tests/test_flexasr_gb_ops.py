@@ -6,9 +6,9 @@ import pytest
 
 from ila import Ila, bv_const
 from ila.compile_np import evaluate
-from ila.models import flexasr_reference as ref
+from ila.models.flexasr import reference as ref
 from ila.models.flexasr import constants as C, driver as D
-from ila.models.flexasr.assembler import ShapeError, assemble
+from ila.models.flexasr.isa import ShapeError, assemble
 from ila.models.flexasr.funcs import (GB_ADPFLOAT_ADD, GB_ADPFLOAT_MEAN, GB_ATTENTION_DIV, GB_NORM_DIVIDE_24,
                                       SINV_SQRT)
 from ila.numerics import adaptivfloat as af

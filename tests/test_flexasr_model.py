@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from ila import FuncRef
-from ila.models import flexasr_reference as ref
+from ila.models.flexasr import reference as ref
 from ila.models.flexasr import build_flexasr, constants as C, driver as D
-from ila.models.flexasr.assembler import (ShapeError, assemble, fragment_to_mmio, ila_to_fragment,
+from ila.models.flexasr.isa import (ShapeError, assemble, fragment_to_mmio, ila_to_fragment,
                                           tiled_offsets)
 from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX
 from ila.numerics import adaptivfloat as af

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from ila import SimulationError
-from ila.models.hlscnn import (ADDR_IN_MAX, REG_ID, SLAVE_BASE, SPAD0_BASE, SPAD1_BASE, VIR_MEM_BASE,
+from ila.models.hlscnn.model import (ADDR_IN_MAX, REG_ID, SLAVE_BASE, SPAD0_BASE, SPAD1_BASE, VIR_MEM_BASE,
                                build_hlscnn, reg_state)
-from ila.models.hlscnn_driver import (HlscnnError, cfg_write, prepare_conv2d, run_conv2d, run_job)
-from ila.models.hlscnn_ref import conv2d_fixed_ref, conv2d_float_ref
+from ila.models.hlscnn.driver import (HlscnnError, cfg_write, prepare_conv2d, run_conv2d, run_job)
+from ila.models.hlscnn.reference import conv2d_fixed_ref, conv2d_float_ref
 from ila.numerics.fixed_point import ACT, relative_error
 from ila.sim import Simulator
 
@@ -85,7 +85,7 @@ def test_accumulate_flag_adds_to_previous_output():
     raw1, sim = run_job(job, read_mmio=False)
     sim.step(cfg_write("AccelConvChannelConfig", 1 << 18))     # en_accum
     sim.step(cfg_write("AccelConvTrigger", 1))
-    from ila.models.hlscnn_driver import decode_output
+    from ila.models.hlscnn.driver import decode_output
     raw2 = decode_output(job, sim.memory("scratch_pad_1"))
     assert np.array_equal(raw2, ((2 * raw1 + 32768) % 65536) - 32768)     # same conv added onto itself
 
@@ -148,7 +148,7 @@ def test_trigger_rejects_inconsistent_hardware_config():
     sim.step(cfg_write("AccelConvKernelSizeConfig", (2 << 16) | (3 << 8) | 3))
     sim.step(job.commands[-1])
     assert not sim.state["accel_conv_child_valid"]
-    from ila.models.hlscnn_driver import decode_output
+    from ila.models.hlscnn.driver import decode_output
     _check(job, decode_output(job, sim.memory("scratch_pad_1")))
 
 

@@ -3,7 +3,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ila.models.relay import RelayMachine
+from ila.models.relay.model import RelayMachine
 
 RM = RelayMachine("float32")
 RMI = RelayMachine("int32")
@@ -177,6 +177,6 @@ def test_lstm_layer(T, I, H, seed):
 
 
 def test_float_only_operators_are_refused_on_int32():
-    from ila.models.relay import relay_ila
+    from ila.models.relay.model import relay_ila
     assert set(relay_ila("int32").unsupported_ops) == {"nn.layer_norm", "nn.softmax", "lstm_layer"}
     assert relay_ila("float32").unsupported_ops == ()

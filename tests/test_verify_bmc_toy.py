@@ -4,8 +4,8 @@ right, and refuted with a replayed counterexample when the mapping is broken."""
 import numpy as np
 import pytest
 
-from ila.models.relay import FUNC_IDS, relay_ila
-from ila.models.relay_numerics import abstract
+from ila.models.relay.model import FUNC_IDS, relay_ila
+from ila.models.relay.numerics import abstract
 from verify.bmc import check_bmc
 from verify.fragments import ProofSetup, Side, symbolic_data
 

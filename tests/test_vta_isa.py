@@ -4,8 +4,7 @@ import dataclasses
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ila.models import vta_isa as V
-
+from ila.models.vta import isa as V
 CFG = V.DEFAULT_CONFIG
 
 

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from ila import SimulationError
-from ila.models import vta_isa as V
-from ila.models.vta import build_vta
-from ila.models.vta_program import (dense_program, elementwise_program, result, run_on_fsim, run_on_ila)
-from ila.models.vta_ref import VtaFsim, dense_ref
+from ila.models.vta import isa as V
+from ila.models.vta.model import build_vta
+from ila.models.vta.driver import (dense_program, elementwise_program, result, run_on_fsim, run_on_ila)
+from ila.models.vta.reference import VtaFsim, dense_ref
 from ila.sim import Simulator
 
 CFG = V.DEFAULT_CONFIG

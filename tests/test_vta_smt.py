@@ -6,8 +6,8 @@ import dataclasses
 import pytest
 
 from ila import bv_const, load, sext
-from ila.models import vta_isa as V
-from ila.models.vta import build_vta
+from ila.models.vta import isa as V
+from ila.models.vta.model import build_vta
 from ila.smt import SmtEncoder, check
 from ila.unroll import execute
 

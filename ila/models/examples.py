@@ -7,7 +7,7 @@
 """
 from __future__ import annotations
 
-from .. import FALSE, TRUE, Ila, bv_const, ite, load, store, zext
+from ila import FALSE, TRUE, Ila, bv_const, ite, load, store, zext
 
 
 def fifo4() -> Ila:

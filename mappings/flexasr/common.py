@@ -92,4 +92,4 @@ def out_bias(y) -> int:
 
 
 # model modules every FlexASR mapping depends on (the ledger digests them)
-DEPENDS_ON = ("ila.models.flexasr", "ila.models.relay", "ila.numerics.adaptivfloat")
+DEPENDS_ON = ("ila.models.flexasr", "ila.models.relay.model", "ila.numerics.adaptivfloat")

@@ -31,7 +31,7 @@ and the relational conjuncts themselves are candidates too (dropped if not induc
 from __future__ import annotations
 
 from ila import BvSort, bv_const, implies, ite, land, lor, zext
-from ila.models.relay import FUNC_IDS
+from ila.models.relay.model import FUNC_IDS
 from ila.unroll import symbol
 from mappings.base import ChcSpec, LoopSpec, Side
 
@@ -47,8 +47,8 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None =
              infer: bool = False):
     from ila.models.flexasr import constants as K
     from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX, GB_ADPFLOAT_MEAN
-    from ila.models.flexasr.top import tiled_addr
-    from ila.models.relay import relay_ila
+    from ila.models.flexasr.model import tiled_addr
+    from ila.models.relay.model import relay_ila
     from mappings.base import MappingError
     from .maxpool import POOL_OPS, acc_commands, build_model, ir_mean_numerics, ir_numerics, mean_link
     if op == "mean" and numerics == "exact":

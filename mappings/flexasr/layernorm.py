@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ila.models import flexasr_reference as ref
+from ila.models.flexasr import reference as ref
 from ila.models.flexasr import constants as K
 from ila.numerics import adaptivfloat as af
 from mappings.base import DataCondition, SideCondition, mapping_from_module

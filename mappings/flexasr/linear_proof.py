@@ -5,7 +5,7 @@ What is proved. For one shape T x I x O and one choice of the four 3-bit exponen
 interpretations of FlexASR's uninterpreted ``ProductSum`` (8-bit w, 8-bit x -> 32-bit accumulator),
 ``PECoreAccum2Act`` (RunBias: 32-bit accumulator, bias code, registers -> 20-bit ACT) and
 ``Fixed2Adaptfloat`` (20-bit ACT, register -> 8-bit code) that satisfy the link axioms below: the
-compiler-IR fragment (``nn.dense`` then ``nn.bias_add`` on :func:`ila.models.relay.relay_ila`)
+compiler-IR fragment (``nn.dense`` then ``nn.bias_add`` on :func:`ila.models.relay.model.relay_ila`)
 and the accelerator fragment (the MMIO stream the driver's tensor assembly emits: PE weight-buffer
 images, x in the tiled global buffer, the PE / GB configuration and the start, executed on the
 FlexASR ILA until quiescence) leave equal outputs under the refinement map (IR y[t, o] <-> GB byte
@@ -57,9 +57,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ila import TRUE, bv_const, concat, extract, implies
-from ila.models.relay import relay_ila
+from ila.models.relay.model import relay_ila
 from ila.ops import Op
-from ila.models.relay_numerics import Numerics, abstract
+from ila.models.relay.numerics import Numerics, abstract
 from ila.numerics import adaptivfloat as af
 from mappings.base import MappingError, Side, check_mutation, symbolic_data
 from mappings.common import ir_commands
@@ -234,7 +234,7 @@ def _images(mutation, shape):
 
 def _mmio(shape, biases: Biases, xq, wq, bq, mutation):
     """The driver's MMIO command stream for these codes (with the seeded bug, if any)."""
-    from ila.models.flexasr import assembler as asm
+    from ila.models.flexasr import isa as asm
     from ila.models.flexasr.driver import linear_program
     bx, bb = (biases.b, biases.x) if mutation == "swapped_input_and_bias_registers" else (biases.x, biases.b)
     prog, lib = linear_program(xq, wq, bq, bx=bx, bw=biases.w, bb=bb, out_bias=biases.out,

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ila.models import flexasr_reference as ref
+from ila.models.flexasr import reference as ref
 from mappings.base import mapping_from_module
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
@@ -96,7 +96,7 @@ def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
 
 
 def acc_commands(shape: dict, inputs: dict) -> list[dict]:
-    from ila.models.flexasr.assembler import fragment_to_mmio
+    from ila.models.flexasr.isa import fragment_to_mmio
     return fragment_to_mmio(_run(shape, inputs).fragment)
 
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ila import bv_const, ite, zext
-from ila.models.relay import FUNC_IDS, relay_ila
-from ila.models.relay_numerics import abstract
+from ila.models.relay.model import FUNC_IDS, relay_ila
+from ila.models.relay.numerics import abstract
 from mappings.base import Mapping, ProofSetup, Side, SideCondition, symbolic_data
 
 GB_LARGE_SIZE = 1 << 20
@@ -144,7 +144,7 @@ def build_model(mutation: str | None = None):
     saved = (layer_reduce.tiled_addr, layer_reduce.GB_ADPFLOAT_MAX)
     try:
         if mutation == "tiling_stride":
-            from ila.models.flexasr.top import u32
+            from ila.models.flexasr.model import u32
             def bad_tiled(base, t, v, num_v):
                 t32, n32 = u32(t), u32(num_v)
                 out = base + (((t32 & 15) + (t32.lshr(4) * (n32 << 4) + t32.lshr(4))) << 4)
@@ -162,7 +162,7 @@ def acc_commands(R: int, C: int, data, *, mutation: str | None = None, op: str =
     """FlexASR MMIO fragment, from the model's own assembler (tensor assembly ``store_act`` +
     ``maxp``), with the data bytes of each GB store replaced by the given per-element values
     (``data=None``: the configuration and start commands only)."""
-    from ila.models.flexasr import assembler as asm
+    from ila.models.flexasr import isa as asm
     from ila.models.flexasr import constants as K
     lib = {"x": np.zeros((R, C), dtype=np.uint8)}
     prog = ([{"name": "store_act", "tensor": "x", "base": 0}] if data is not None else []) + \
@@ -242,7 +242,7 @@ def edge_inputs(shape: dict, rng: np.random.Generator) -> list[dict]:
 
 
 def reference(shape: dict, inputs: dict) -> np.ndarray:
-    from ila.models import flexasr_reference as ref
+    from ila.models.flexasr import reference as ref
     return ref.maxpool(inputs["x"])
 
 
@@ -275,7 +275,7 @@ MAPPING = Mapping(
                     shape, numerics=numerics, mutation=mutation, infer=infer),
             "mutations": MUTATIONS,
             "cex_shapes": ({"R": 4, "C": 32}, {"R": 32, "C": 32}),   # where a symbolic refutation looks for a trace
-            "depends_on": ("ila.models.flexasr", "ila.models.relay", "ila.models.relay_numerics",
+            "depends_on": ("ila.models.flexasr", "ila.models.relay.model", "ila.models.relay.numerics",
                            "ila.numerics.adaptivfloat")},
 )
 

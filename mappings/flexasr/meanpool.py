@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ila.models import flexasr_reference as ref
+from ila.models.flexasr import reference as ref
 from mappings.base import mapping_from_module
 from mappings.common import IrFragment
 from mappings.flexasr import common as F
@@ -65,7 +65,7 @@ def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
 
 
 def acc_commands(shape: dict, inputs: dict) -> list[dict]:
-    from ila.models.flexasr.assembler import fragment_to_mmio
+    from ila.models.flexasr.isa import fragment_to_mmio
     from ila.models.flexasr.driver import run_pool
     return fragment_to_mmio(run_pool(inputs["x"], "mean").fragment)
 

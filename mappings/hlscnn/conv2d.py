@@ -46,7 +46,7 @@ def _out(s):
 
 
 def side_conditions(bits: int):
-    from ila.models.hlscnn import SPAD_BYTES, VIR_MEM_BYTES
+    from ila.models.hlscnn.model import SPAD_BYTES, VIR_MEM_BYTES
     blk = lambda v: -(-v // 8)    # noqa: E731
 
     def soc_bytes(s):
@@ -115,7 +115,7 @@ def edge_inputs(shape: dict, rng: np.random.Generator) -> list[dict]:
 
 
 def reference(shape: dict, inputs: dict) -> np.ndarray:
-    from ila.models.hlscnn_ref import conv2d_float_ref
+    from ila.models.hlscnn.reference import conv2d_float_ref
     return conv2d_float_ref(inputs["x"], inputs["w"], stride=shape["S"])
 
 
@@ -128,8 +128,8 @@ def make(bits: int) -> Mapping:
     name = "hlscnn.conv2d" if bits == 16 else "hlscnn.conv2d_w8"
 
     def run_accelerator(shape, inputs):
-        from ila.models.hlscnn import build_hlscnn
-        from ila.models.hlscnn_driver import prepare_conv2d, run_job
+        from ila.models.hlscnn.model import build_hlscnn
+        from ila.models.hlscnn.driver import prepare_conv2d, run_job
         from ila.numerics.fixed_point import ACT
         from mappings.common import fresh_simulator
         job = prepare_conv2d(inputs["x"], inputs["w"], stride=shape["S"], weight_bits=bits)
@@ -137,7 +137,7 @@ def make(bits: int) -> Mapping:
         return ACT.to_float(raw)
 
     def acc_commands(shape, inputs):
-        from ila.models.hlscnn_driver import prepare_conv2d
+        from ila.models.hlscnn.driver import prepare_conv2d
         job = prepare_conv2d(inputs["x"], inputs["w"], stride=shape["S"], weight_bits=bits)
         return job.commands + job.read_commands
 
@@ -174,8 +174,8 @@ def make(bits: int) -> Mapping:
         extras={"ir_fragment": ir_fragment, "acc_commands": acc_commands, "refinement": refinement,
                 "weight_bits": bits, "proof": proof_setup, "mutations": _proof_module().MUTATIONS,
                 "proof_shape": {"H": 3, "W": 3, "C": 1, "O": 2, "K": 2, "S": 1},
-                "depends_on": ("ila.models.hlscnn", "ila.models.hlscnn_driver", "ila.models.hlscnn_numerics",
-                               "ila.models.relay", "ila.numerics.fixed_point", "mappings.hlscnn.conv2d_proof",
+                "depends_on": ("ila.models.hlscnn.model", "ila.models.hlscnn.driver", "ila.models.hlscnn.numerics",
+                               "ila.models.relay.model", "ila.numerics.fixed_point", "mappings.hlscnn.conv2d_proof",
                                "mappings.proof_ext")},
     )
 

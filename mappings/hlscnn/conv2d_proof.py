@@ -6,7 +6,7 @@ raw for ``conv2d_w8``), and ALL interpretations of HLSCNN's uninterpreted ``Conv
 weight 16, act 16 -> PSUM 32), ``ConvMacPsum2Act`` (PSUM -> ACT, rounding), ``ActAdd2Psum``
 (ACT, ACT -> PSUM) and ``Psum2Act`` (PSUM -> ACT, truncating) that satisfy the link axioms below:
 the compiler-IR fragment (``transpose`` of w to HWIO, then ``nn.conv2d_nhwc`` on
-:func:`ila.models.relay.relay_ila`) and the accelerator fragment (the driver's command stream:
+:func:`ila.models.relay.model.relay_ila`) and the accelerator fragment (the driver's command stream:
 virtual-SoC-memory images, the scratchpad-0 weight pulls, the convolution registers and the
 trigger, executed on the HLSCNN ILA as the mapping runs it, 4 x 32 output tiles) leave equal
 outputs under the refinement map (IR out[y, x, o] <-> scratchpad-1 byte pair of (o / 8, y, x, o % 8),
@@ -48,9 +48,9 @@ from __future__ import annotations
 import numpy as np
 
 from ila import bv_const, concat, extract
-from ila.models.hlscnn_numerics import ACT_ADD_PSUM, CONV_MAC, PSUM_TO_ACT_RND, PSUM_TO_ACT_TRN
-from ila.models.relay import relay_ila
-from ila.models.relay_numerics import Numerics, abstract
+from ila.models.hlscnn.numerics import ACT_ADD_PSUM, CONV_MAC, PSUM_TO_ACT_RND, PSUM_TO_ACT_TRN
+from ila.models.relay.model import relay_ila
+from ila.models.relay.numerics import Numerics, abstract
 from ila.numerics import fixed_point as fx
 from mappings.base import MappingError, Side, check_mutation, symbolic_data
 from mappings.common import ir_commands
@@ -111,7 +111,7 @@ MUTATIONS = {
 
 def _commands(shape, bits, x_raw, w_raw, mutation):
     """The driver's command stream (writes, configuration, trigger) for raw x (H, W) and w (O, K, K)."""
-    from ila.models.hlscnn_driver import HlscnnError, prepare_conv2d
+    from ila.models.hlscnn.driver import HlscnnError, prepare_conv2d
     from ila.numerics.fixed_point import ACT, weight_format
     w_raw = np.asarray(w_raw)
     if mutation == "transposed_kernel":
@@ -129,7 +129,7 @@ def _commands(shape, bits, x_raw, w_raw, mutation):
         raise MappingError(f"hlscnn conv2d proof: the driver refuses shape {shape}: {e}") from e
     cmds = job.commands
     if mutation == "output_base_off_by_one":
-        from ila.models.hlscnn_driver import cfg_write
+        from ila.models.hlscnn.driver import cfg_write
         at = cfg_write("AccelConvOutputsBaseAddr", 0)
         cmds = [cfg_write("AccelConvOutputsBaseAddr", 16) if c == at else c for c in cmds]
     return cmds
@@ -138,7 +138,7 @@ def _commands(shape, bits, x_raw, w_raw, mutation):
 def _trace(shape, bits, mutation):
     """(commands with zero data, {(command index, byte): (element number, byte of the element)}):
     traced through the driver on element numbers written as digits (one tensor at a time)."""
-    from ila.models.hlscnn import SLAVE_BASE, VIR_MEM_BASE
+    from ila.models.hlscnn.model import SLAVE_BASE, VIR_MEM_BASE
     H, W, O, K = shape["H"], shape["W"], shape["O"], shape["K"]
     nx, nw = H * W, O * K * K
     base = _commands(shape, bits, np.zeros((H, W), np.int64), np.zeros((O, K, K), np.int64), mutation)
@@ -179,7 +179,7 @@ def _trace(shape, bits, mutation):
 def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf", mutation: str | None = None) -> ProofSetupExt:
     """Both fragments over shared symbolic data (see the module docstring). Raises MappingError for
     ``numerics`` other than 'uf', C != 1, an unknown ``mutation`` or a shape the mapping refuses."""
-    from ila.models.hlscnn import build_hlscnn
+    from ila.models.hlscnn.model import build_hlscnn
     from mappings.hlscnn import conv2d as M
     name = "hlscnn.conv2d" if bits == 16 else "hlscnn.conv2d_w8"
     if numerics != "uf":

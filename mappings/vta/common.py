@@ -19,13 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from ila import concat, extract, sext
-from ila.models.relay import relay_ila
+from ila.models.relay.model import relay_ila
 from mappings.base import ProofSetup, Side, SideCondition, symbolic_data
 from mappings.common import IrFragment, ir_commands
 
 
 def cfg():
-    from ila.models.vta_isa import DEFAULT_CONFIG
+    from ila.models.vta.isa import DEFAULT_CONFIG
     return DEFAULT_CONFIG
 
 
@@ -34,8 +34,8 @@ _SIMS: dict = {}
 
 def run_acc(prog) -> np.ndarray:
     """Run a generated program on the VTA ILA simulator; return the accumulator SRAM (int32)."""
-    from ila.models.vta import build_vta
-    from ila.models.vta_program import run_on_ila
+    from ila.models.vta.model import build_vta
+    from ila.models.vta.driver import run_on_ila
     from mappings.common import fresh_simulator
     sim = run_on_ila(prog, sim=fresh_simulator(build_vta(prog.cfg)))
     return sim.memory("vta_acc_mem").astype(np.uint64).astype(np.uint32).view(np.int32)
@@ -64,7 +64,7 @@ def _dram_words(image: np.ndarray, upto: int, placed: dict):
     """Virtual-memory write commands for bytes [0, upto): ``placed`` maps byte address -> 8-bit
     expression (data); other bytes are the image's constants."""
     from ila import bv_const
-    from ila.models.vta import VIR_WR_DRAM
+    from ila.models.vta.model import VIR_WR_DRAM
     cmds = []
     for w in range(-(-upto // 8)):
         parts = []
@@ -85,8 +85,8 @@ def proof_setup(frag: IrFragment, prog, *, byte_addrs: dict, widths: dict, out_a
     least significant byte of every element of IR input ``name`` (flat, IR order); ``widths[name]``:
     8 (int8 element, sign-extended on the IR side) or 32; ``out_acc_index``: accumulator SRAM
     entry of every IR output element (flat, IR order)."""
-    from ila.models.vta import build_vta
-    from ila.models.vta_isa import encode
+    from ila.models.vta.model import build_vta
+    from ila.models.vta.isa import encode
     data, ir_vals, placed = [], {}, {}
     for name, addrs in byte_addrs.items():
         addrs = np.asarray(addrs).reshape(-1)

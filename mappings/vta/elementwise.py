@@ -41,12 +41,12 @@ def ir_fragment(op: str, shape: dict) -> IrFragment:
 
 
 def program(op: str, shape: dict, inputs: dict):
-    from ila.models.vta_program import elementwise_program
+    from ila.models.vta.driver import elementwise_program
     return elementwise_program(op, inputs["a"], inputs.get("b"))
 
 
 def refinement(op: str, shape: dict) -> dict:
-    from ila.models.vta_isa import MEM_ACC
+    from ila.models.vta.isa import MEM_ACC
     n = shape["n"]
     zeros = {"a": np.zeros(n, np.int64), "b": np.zeros(n, np.int64)}
     prog = program(op, shape, zeros)
@@ -130,5 +130,5 @@ def make(op: str) -> Mapping:
         edge_inputs=edge_inputs,
         extras={"ir_fragment": lambda shape: ir_fragment(op, shape), "refinement": lambda shape: refinement(op, shape),
                 "proof": proof_setup, "proof_shape": {"n": 32}, "mutations": MUTATIONS,
-                "depends_on": ("ila.models.vta", "ila.models.vta_program", "ila.models.relay")},
+                "depends_on": ("ila.models.vta.model", "ila.models.vta.driver", "ila.models.relay.model")},
     )

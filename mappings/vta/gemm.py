@@ -54,7 +54,7 @@ def ir_fragment(shape: dict) -> IrFragment:
 
 
 def program(shape: dict, inputs: dict):
-    from ila.models.vta_program import dense_program
+    from ila.models.vta.driver import dense_program
     return dense_program(inputs["x"], inputs["w"])
 
 
@@ -70,7 +70,7 @@ def refinement(shape: dict) -> dict:
     N, K, M = shape["N"], shape["K"], shape["M"]
     kb, _ = _blocks(shape)
     prog = program(shape, {"x": np.zeros((N, K), np.int64), "w": np.zeros((M, K), np.int64)})
-    from ila.models.vta_isa import MEM_INP, MEM_WGT
+    from ila.models.vta.isa import MEM_INP, MEM_WGT
     base = {i.memory_type: i.dram_base for i in prog.insns if getattr(i, "opcode", None) == 0
             and getattr(i, "memory_type", None) in (MEM_INP, MEM_WGT)}
     n, k = np.arange(N)[:, None], np.arange(K)[None, :]
@@ -150,5 +150,5 @@ MAPPING = Mapping(
     edge_inputs=edge_inputs,
     extras={"ir_fragment": ir_fragment, "refinement": refinement, "proof": proof_setup,
             "proof_shape": {"N": 1, "K": 16, "M": 16}, "mutations": MUTATIONS,
-            "depends_on": ("ila.models.vta", "ila.models.vta_program", "ila.models.relay")},
+            "depends_on": ("ila.models.vta.model", "ila.models.vta.driver", "ila.models.relay.model")},
 )

@@ -1,20 +1,20 @@
 """The FlexASR ILA model (PrincetonUniversity/flexnlp-ila, in the ``ila`` DSL) and its assembler.
 
 ``build_flexasr()`` returns the top-level :class:`~ila.Ila`; see the module docstrings of
-``constants`` (address map, register packing), ``top`` (interface, state, configuration and
+``constants`` (address map, register packing), ``model`` (interface, state, configuration and
 data-movement instructions) and the child ILAs (``layer_reduce``, ``gb_control``, ``layer_norm``,
-``attention``, ``zero_padding``). ``assembler`` turns tensor-level programs into MMIO commands.
+``attention``, ``zero_padding``). ``isa`` (the assembler) turns tensor-level programs into MMIO commands.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
-from .top import Flex, build_top
+from ila.models.flexasr.model import Flex, build_top
 
 
 def build_flexasr_handles() -> Flex:
     """Build the model and return the handle object (``.m`` is the Ila)."""
-    from .layer_reduce import build_layer_reduce
+    from ila.models.flexasr.layer_reduce import build_layer_reduce
     f = build_top()
     build_layer_reduce(f)
     for mod in ("gb_control", "layer_norm", "attention", "zero_padding"):

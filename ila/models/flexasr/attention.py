@@ -42,11 +42,11 @@ groups of 16, so num_timestep must be a multiple of 16 (the assembler checks).
 """
 from __future__ import annotations
 
-from ... import bv_const, ite, load, store
-from . import constants as C
-from .funcs import (GB_ATTENTION_COMPRESS, GB_ATTENTION_DIV, GB_ATTENTION_EXP, GB_ATTENTION_LSH, GB_ATTENTION_MAX,
+from ila import bv_const, ite, load, store
+from ila.models.flexasr import constants as C
+from ila.models.flexasr.funcs import (GB_ATTENTION_COMPRESS, GB_ATTENTION_DIV, GB_ATTENTION_EXP, GB_ATTENTION_LSH, GB_ATTENTION_MAX,
                     GB_ATTENTION_RSH, GB_ATTENTION_SUB, PE_PRODUCT_SUM16)
-from .top import Flex, large_base, small_base, start_instr, tiled_addr, u32
+from ila.models.flexasr.model import Flex, large_base, small_base, start_instr, tiled_addr, u32
 
 PREFIX = "gb_attention"
 IDLE, PREP, BMM_MV, NEXT_SH, NEXT_MAX, SFM1, SFM2, OUT1, FIN, BMM_NEXT = 0, 1, 4, 5, 6, 9, 11, 16, 18, 19

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...errors import SimulationError
-from ...numerics import adaptivfloat as af
-from ...sim import Simulator
-from .. import flexasr_reference as ref
-from . import constants as C
-from . import programs  # noqa: F401  (registers the expanders)
-from .assembler import ShapeError, _check_hidden, _check_ts, _Alloc, assemble, tiled_bytes
+from ila.errors import SimulationError
+from ila.numerics import adaptivfloat as af
+from ila.sim import Simulator
+from ila.models.flexasr import reference as ref
+from ila.models.flexasr import constants as C
+from ila.models.flexasr import programs  # noqa: F401  (registers the expanders)
+from ila.models.flexasr.isa import ShapeError, _check_hidden, _check_ts, _Alloc, assemble, tiled_bytes
 
 
 class FlexASRError(RuntimeError):
@@ -39,7 +39,7 @@ class Runner:
     """A simulator of the FlexASR model executing MMIO command streams."""
 
     def __init__(self, model=None):
-        from . import shared_model
+        from ila.models.flexasr import shared_model
         self.model = model or shared_model()
         self.sim = Simulator(self.model)
 
@@ -153,7 +153,7 @@ def linear_program(xq, wq, bq, *, bx: int, bw: int, bb: int, out_bias: int, pe_i
     O = wq.shape[0]
     base_in, base_out = _gb_two(T, I // 16, O // 16)
     if pe_images is None:
-        from .programs import linear_pe_images as pe_images
+        from ila.models.flexasr.programs import linear_pe_images as pe_images
     imgs = pe_images(wq, bq)
     lib = {"x": xq} | {f"w{p}": imgs[p] for p in range(C.NUM_PE)}
     prog = [{"name": "store_pe", "pe": p, "tensor": f"w{p}"} for p in range(C.NUM_PE)]
@@ -202,7 +202,7 @@ def run_lstm(x, w_ih, w_hh, b=None, *, out_bias=None, r: Runner | None = None) -
     if out_bias is None:
         out_bias, _ = af.choose_bias_reg(ref.lstm_layer(x, w_ih, w_hh, b))
     base_in, base_out = _gb_two(T, I // 16, H // 16)
-    from .programs import lstm_pe_images
+    from ila.models.flexasr.programs import lstm_pe_images
     imgs = lstm_pe_images(wiq, whq, bq)
     lib = {"x": xq} | {f"w{p}": imgs[p] for p in range(C.NUM_PE)}
     prog = [{"name": "store_pe", "pe": p, "tensor": f"w{p}"} for p in range(C.NUM_PE)]

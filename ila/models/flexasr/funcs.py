@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import BvSort, FuncRef, bv_const, concat, ite, sext, zext
-from ...numerics import adaptivfloat as af
+from ila import BvSort, FuncRef, bv_const, concat, ite, sext, zext
+from ila.numerics import adaptivfloat as af
 
 B1, B3, B8, B16, B20, B24, B32 = (BvSort(w) for w in (1, 3, 8, 16, 20, 24, 32))
 

@@ -30,11 +30,11 @@ Child ``PE_ACT_CHILD``: runs the num_inst-op micro-program once per output group
 """
 from __future__ import annotations
 
-from ... import TRUE, bv_const, ite, load, store, zext
-from . import constants as C
-from .funcs import (FIXED2ADAPTFLOAT, PE_ACT_EADD, PE_ACT_EMUL, PE_ACT_ONEX, PE_ACT_RELU, PE_ACT_SIGMOID,
+from ila import TRUE, bv_const, ite, load, store, zext
+from ila.models.flexasr import constants as C
+from ila.models.flexasr.funcs import (FIXED2ADAPTFLOAT, PE_ACT_EADD, PE_ACT_EMUL, PE_ACT_ONEX, PE_ACT_RELU, PE_ACT_SIGMOID,
                     PE_ACT_TANH, PE_CORE_ACCUM2ACT, PRODUCT_SUM)
-from .top import Flex, large_base, start_instr, tiled_addr, u32
+from ila.models.flexasr.model import Flex, large_base, start_instr, tiled_addr, u32
 
 PREFIX = "gb_control"
 PREP, SEND, SEND_H, PE_START, WAIT, NEXT, DONE = range(7)

@@ -28,11 +28,11 @@ valid flag, FSM state TIMESTEP_PREP (0) and the timestep counter 0. Child ``Chil
 """
 from __future__ import annotations
 
-from ... import bv_const, ite, load, store, zext
-from . import constants as C
-from .funcs import (ACT_SIGNED_MINUS, ADPTFLOAT2FIXED, FIXED2ADAPTFLOAT, GB_NORM_ADD_24_20, GB_NORM_DIVIDE_24,
+from ila import bv_const, ite, load, store, zext
+from ila.models.flexasr import constants as C
+from ila.models.flexasr.funcs import (ACT_SIGNED_MINUS, ADPTFLOAT2FIXED, FIXED2ADAPTFLOAT, GB_NORM_ADD_24_20, GB_NORM_DIVIDE_24,
                     GB_NORM_VECTOR_SQSUM16, GB_NORM_VECTOR_SUM16, PE_ACT_EADD, PE_ACT_EMUL, SINV_SQRT)
-from .top import Flex, large_base, small_base, start_instr, tiled_addr, u32
+from ila.models.flexasr.model import Flex, large_base, small_base, start_instr, tiled_addr, u32
 
 PREFIX = "gb_layer_norm"
 TS_PREP, SUM_V_PREP, SUM_BYTE, MEAN, NORM_V_PREP, NORM_BYTE, NEXT = range(7)

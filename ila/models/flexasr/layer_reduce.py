@@ -19,10 +19,10 @@ and num_v the layer-reduce config's num_vector; vector v of timestep t is at add
 """
 from __future__ import annotations
 
-from ... import bv_const, ite, load, store
-from . import constants as C
-from .funcs import GB_ADPFLOAT_ADD, GB_ADPFLOAT_MAX, GB_ADPFLOAT_MEAN
-from .top import Flex, large_base, start_instr, tiled_addr, u32
+from ila import bv_const, ite, load, store
+from ila.models.flexasr import constants as C
+from ila.models.flexasr.funcs import GB_ADPFLOAT_ADD, GB_ADPFLOAT_MAX, GB_ADPFLOAT_MEAN
+from ila.models.flexasr.model import Flex, large_base, start_instr, tiled_addr, u32
 
 PREFIX = "gb_layer_reduce"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import constants as C
-from .assembler import EXPANDERS, ShapeError, _cfg, _check_ts
+from ila.models.flexasr import constants as C
+from ila.models.flexasr.isa import EXPANDERS, ShapeError, _cfg, _check_ts
 
 LSTM_GATE_SLOTS = (0, 2, 1, 3)      # PE order (i, g, f, o) -> PyTorch row blocks (i, f, g, o)
 LINEAR_ACT_PROGRAM = [C.act_op(C.ACT_INPE, 0), C.act_op(C.ACT_OUTGB, 0)]

@@ -19,9 +19,9 @@ address and clear vector v at timestep address + 256 v.
 """
 from __future__ import annotations
 
-from ... import bv_const, ite, store
-from . import constants as C
-from .top import Flex, large_base, start_instr, tiled_addr, u32
+from ila import bv_const, ite, store
+from ila.models.flexasr import constants as C
+from ila.models.flexasr.model import Flex, large_base, start_instr, tiled_addr, u32
 
 PREFIX = "gb_zero_padding"
 PREP, TIMESTEP, VECTOR, BYTE, NEXT = range(5)

@@ -1,6 +1,6 @@
 """Sequence-model operators of the compiler-IR ILA (FlexASR's LayerNorm, LSTM and attention).
 
-Same style as :mod:`ila.models.relay`: one top-level instruction per operator latching its
+Same style as :mod:`ila.models.relay.model`: one top-level instruction per operator latching its
 arguments, and a child ILA walking the loop nest with one STEP per innermost iteration. The
 multi-pass operators iterate a *phase* loop level between the row loop and the element loop (the
 passes a straightforward interpreter makes over each row); scalar registers ``acc``, ``acc_1``,
@@ -29,14 +29,14 @@ with axis=-1, nn.batch_matmul with transpose_b) and PyTorch's LSTM cell equation
 """
 from __future__ import annotations
 
-from .. import bv_const, ite, store
+from ila import bv_const, ite, store
 
 W = 32
 
 
 def add_sequence_ops(ctx, loop_op) -> None:
     """Declare the four operators on the compiler-IR ILA under construction (``ctx`` and
-    ``loop_op`` from :mod:`ila.models.relay`)."""
+    ``loop_op`` from :mod:`ila.models.relay.model`)."""
     num, t = ctx.num, ctx.tensor
     zero = num.const(num.zero)
     ld = ctx.ld

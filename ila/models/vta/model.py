@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .. import Ila, bv_const, concat, extract, ite, load, sext, store, zext
-from .vta_isa import (ALU_ADD, ALU_MAX, ALU_MIN, ALU_MUL, ALU_OPCODES, ALU_SHR, DEFAULT_CONFIG,
+from ila import Ila, bv_const, concat, extract, ite, load, sext, store, zext
+from ila.models.vta.isa import (ALU_ADD, ALU_MAX, ALU_MIN, ALU_MUL, ALU_OPCODES, ALU_SHR, DEFAULT_CONFIG,
                       MEM_ACC, MEM_INP, MEM_OUT, MEM_UOP, MEM_WGT, OP_ALU, OP_FINISH, OP_GEMM,
                       OP_LOAD, OP_STORE, VtaConfig, VtaIsaError, alu_layout, gemm_layout, mem_layout,
                       uop_layout)

@@ -18,8 +18,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..expr import Expr, FuncRef, bv_const, ite, lor
-from ..sorts import BvSort
+from ila.expr import Expr, FuncRef, bv_const, ite, lor
+from ila.sorts import BvSort
 
 
 def _f32(a) -> np.ndarray:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ... import Ila, bv_const, concat, ite, land, load, store, zext
-from . import constants as C
+from ila import Ila, bv_const, concat, ite, land, load, store, zext
+from ila.models.flexasr import constants as C
 
 
 @dataclass

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import time
 
-from .errors import IlaInternalError, SortError
-from .compile_np import compile_exprs
-from .expr import Expr, land, lor
-from .model import Ila
-from .ops import Op
-from .simplify import Rewriter
-from .sim import Simulator
-from .smt import SmtEncoder, axiom_instances, check
-from .sorts import MemSort
-from .unroll import Unrolled, unroll_mono
-from .verdict import Counterexample, Proved, Unknown
-from .walk import toposort
+from ila.errors import IlaInternalError, SortError
+from ila.compile_np import compile_exprs
+from ila.expr import Expr, land, lor
+from ila.model import Ila
+from ila.ops import Op
+from ila.simplify import Rewriter
+from ila.sim import Simulator
+from ila.smt import SmtEncoder, axiom_instances, check
+from ila.sorts import MemSort
+from ila.unroll import Unrolled, unroll_mono
+from ila.verdict import Counterexample, Proved, Unknown
+from ila.walk import toposort
 
 
 def _at(ila: Ila, e: Expr, state: dict) -> Expr:

@@ -1,7 +1,7 @@
 """The compiler-IR ILA: one instruction per Relay operator, updating tensors in a memory.
 
 Program state is one tensor memory ``tensor`` (Mem(32, E): element index -> E-bit element of the
-chosen :mod:`~ila.models.relay_numerics` type, E = 32 for float32/int32) plus ``data_out``, loop
+chosen :mod:`~ila.models.relay.numerics` type, E = 32 for float32/int32) plus ``data_out``, loop
 counters ``cnt_*`` and scalar registers ``acc``, ``acc_1``, ``acc_2`` (running sums, means, maxima). A command is
 ``func_id`` (8 bits) with ``addr_in``/``data_in`` for element stores and loads, and the operator
 arguments ``arg_0..arg_7`` (32 bits each: base addresses of operand and result tensors, then
@@ -22,7 +22,7 @@ Operators (``func_id``: arguments):
 * ``nn.conv2d`` (25: NCHW/OIHW, 26: NHWC/HWIO): x, w, out, C, H, W, O, (kh << 16 | kw | s << 24)
   with one stride s for both axes, batch 1, no padding
 * ``nn.layer_norm`` (27), ``lstm_layer`` (28), ``nn.batch_matmul`` (29), ``nn.softmax`` (30): see
-  :mod:`~ila.models.relay_seq` (the sequence-model operators, FlexASR's LayerNorm/LSTM/attention)
+  :mod:`~ila.models.relay.seq` (the sequence-model operators, FlexASR's LayerNorm/LSTM/attention)
 
 Source of the semantics: TVM Relay operator definitions; relay-ila's loop-FSM modelling style.
 """
@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .. import TRUE, Ila, bv_const, ite, land, load, store
-from ..expr import Expr
-from .relay_numerics import NUMERICS, Numerics
+from ila import TRUE, Ila, bv_const, ite, land, load, store
+from ila.expr import Expr
+from ila.models.relay.numerics import NUMERICS, Numerics
 
 W = 32
 FUNC_IDS = {
@@ -229,7 +229,7 @@ def relay_ila(numerics: str | Numerics = "float32", *, tensor_entries: int = TEN
         return body
     _loop_op(ctx, "nn.conv2d_nchw", conv_dims, conv(False))
     _loop_op(ctx, "nn.conv2d_nhwc", conv_dims, conv(True))
-    from .relay_seq import add_sequence_ops
+    from ila.models.relay.seq import add_sequence_ops
     add_sequence_ops(ctx, _loop_op)
     m.unsupported_ops = tuple(ctx.unsupported)
     return m
@@ -244,7 +244,7 @@ class RelayMachine:
     """
 
     def __init__(self, numerics: str = "float32", tensor_entries: int = 1 << 16):
-        from ..sim import Simulator
+        from ila.sim import Simulator
         self.num = NUMERICS[numerics]
         self.ila = relay_ila(numerics, tensor_entries=tensor_entries)
         self.sim = Simulator(self.ila)
@@ -254,7 +254,7 @@ class RelayMachine:
         flat = self.num.from_float(np.asarray(array).ravel())
         mem = self.sim.memory("tensor")
         if base + flat.size > mem.shape[0]:
-            from ..errors import SimulationError
+            from ila.errors import SimulationError
             raise SimulationError(f"tensor of {flat.size} elements at {base} exceeds the {mem.shape[0]}-entry memory")
         mem[base:base + flat.size] = flat
 

@@ -46,9 +46,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .. import Ila, TRUE, FALSE, bv_const, concat, extract, ite, load, store, zext
-from . import hlscnn_numerics as N
-
+from ila import Ila, TRUE, FALSE, bv_const, concat, extract, ite, load, store, zext
+from ila.models.hlscnn import numerics as N
 SLAVE_BASE = 0x32000000
 SPAD0_BASE, SPAD_BYTES = 0x4000, 0x20000
 SPAD1_BASE = SPAD0_BASE + SPAD_BYTES

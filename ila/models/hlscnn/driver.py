@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..numerics.fixed_point import ACT, WGT16, weight_format
-from ..sim import Simulator
-from .hlscnn import (CHANNEL_BLOCK, REG_ID, SLAVE_BASE, SPAD0_BASE, SPAD1_BASE, SPAD_BYTES, VIR_MEM_BASE,
+from ila.numerics.fixed_point import ACT, WGT16, weight_format
+from ila.sim import Simulator
+from ila.models.hlscnn.model import (CHANNEL_BLOCK, REG_ID, SLAVE_BASE, SPAD0_BASE, SPAD1_BASE, SPAD_BYTES, VIR_MEM_BASE,
                      VIR_MEM_BYTES, build_hlscnn)
 
 

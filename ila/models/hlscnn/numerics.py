@@ -9,7 +9,7 @@ Arguments and results are raw two's-complement bit patterns: PSUM 32 bits (16 fr
 """
 from __future__ import annotations
 
-from .. import BvSort, FuncRef, bv_const, extract, ite, sext
+from ila import BvSort, FuncRef, bv_const, extract, ite, sext
 import numpy as np
 
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..numerics.fixed_point import wrap_int8
-from ..sim import Simulator
-from .vta import MEM_STATE, VIR_WR_DRAM, build_vta
-from .vta_isa import (ALU_ADD, ALU_MAX, ALU_MIN, ALU_SHR, DEFAULT_CONFIG, MEM_ACC, MEM_INP, MEM_OUT,
+from ila.numerics.fixed_point import wrap_int8
+from ila.sim import Simulator
+from ila.models.vta.model import MEM_STATE, VIR_WR_DRAM, build_vta
+from ila.models.vta.isa import (ALU_ADD, ALU_MAX, ALU_MIN, ALU_SHR, DEFAULT_CONFIG, MEM_ACC, MEM_INP, MEM_OUT,
                       MEM_UOP, MEM_WGT, OP_LOAD, OP_STORE, AluInsn, FinishInsn, GemmInsn, MemInsn, Uop,
                       VtaConfig, VtaIsaError, encode, encode_uop)
 
@@ -232,7 +232,7 @@ def run_on_ila(prog: VtaProgram, *, via_mmio: bool = True, sim: Simulator | None
 
 def run_on_fsim(prog: VtaProgram):
     """Run a program on the independent numpy behavioural simulator."""
-    from .vta_ref import VtaFsim
+    from ila.models.vta.reference import VtaFsim
     fs = VtaFsim(prog.cfg)
     fs.dram[:] = prog.dram
     fs.run(prog.insns)

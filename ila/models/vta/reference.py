@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numerics.fixed_point import sat_int8, vta_shr, wrap, wrap_int8, wrap_int32
-from .vta_isa import (ALU_ADD, ALU_MAX, ALU_MIN, ALU_MUL, ALU_SHR, DEFAULT_CONFIG, MEM_ACC, MEM_INP,
+from ila.numerics.fixed_point import sat_int8, vta_shr, wrap, wrap_int8, wrap_int32
+from ila.models.vta.isa import (ALU_ADD, ALU_MAX, ALU_MIN, ALU_MUL, ALU_SHR, DEFAULT_CONFIG, MEM_ACC, MEM_INP,
                       MEM_OUT, MEM_UOP, MEM_WGT, AluInsn, FinishInsn, GemmInsn, MemInsn, VtaConfig,
                       VtaIsaError, decode_uop)
 

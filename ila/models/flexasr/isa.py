@@ -20,7 +20,7 @@ import json
 
 import numpy as np
 
-from . import constants as C
+from ila.models.flexasr import constants as C
 
 
 class ShapeError(ValueError):

@@ -1,0 +1,10 @@
+"""VTA (Versatile Tensor Accelerator), int8: one package per machine, the same files in each.
+
+* ``model`` — the ILA (:func:`build_vta`, parameterised by a VTA configuration);
+* ``isa`` — the instruction encoder/decoder (128-bit VTA instructions, bit fields);
+* ``driver`` — programs of instructions and DRAM images, run on the ILA simulator;
+* ``reference`` — an independent numpy reference (the behavioural simulator's semantics).
+"""
+from ila.models.vta.model import build_vta
+
+__all__ = ["build_vta"]
