@@ -28,8 +28,10 @@ from typing import Any, Callable, Mapping as TMapping
 
 import numpy as np
 
+from ila.errors import D2AError
 
-class MappingError(ValueError):
+
+class MappingError(D2AError, ValueError):
     """Bad use of a mapping: unknown name, a shape violating a side condition, malformed input."""
 
 

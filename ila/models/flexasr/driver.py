@@ -8,6 +8,8 @@ operation on the host (an ``out_bias`` argument overrides it).
 """
 from __future__ import annotations
 
+from ila.errors import D2AError
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,7 +23,7 @@ from ila.models.flexasr import programs  # noqa: F401  (registers the expanders)
 from ila.models.flexasr.isa import ShapeError, _check_hidden, _check_ts, _Alloc, assemble, tiled_bytes
 
 
-class FlexASRError(RuntimeError):
+class FlexASRError(D2AError, RuntimeError):
     """A program the FlexASR model rejects at run time (e.g. an unmapped MMIO address)."""
 
 

@@ -16,6 +16,8 @@ layer and the LSTM hidden size must split over the four PEs, and every tensor mu
 """
 from __future__ import annotations
 
+from ila.errors import D2AError
+
 import json
 
 import numpy as np
@@ -23,7 +25,7 @@ import numpy as np
 from ila.models.flexasr import constants as C
 
 
-class ShapeError(ValueError):
+class ShapeError(D2AError, ValueError):
     """A tensor shape or size the FlexASR hardware does not support."""
 
 

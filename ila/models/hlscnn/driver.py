@@ -10,6 +10,8 @@ scratchpad 1.
 """
 from __future__ import annotations
 
+from ila.errors import D2AError
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +22,7 @@ from ila.models.hlscnn.model import (CHANNEL_BLOCK, REG_ID, SLAVE_BASE, SPAD0_BA
                      VIR_MEM_BYTES, build_hlscnn)
 
 
-class HlscnnError(ValueError):
+class HlscnnError(D2AError, ValueError):
     """A convolution HLSCNN cannot run as requested (the message says why)."""
 
 

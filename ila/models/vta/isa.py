@@ -14,6 +14,8 @@ OUT 4, ACC_8BIT 5. ALU opcodes: MIN 0, MAX 1, ADD 2, SHR 3, MUL 4.
 """
 from __future__ import annotations
 
+from ila.errors import D2AError
+
 from dataclasses import dataclass, field, fields, replace
 
 OP_LOAD, OP_STORE, OP_GEMM, OP_FINISH, OP_ALU = 0, 1, 2, 3, 4
@@ -25,7 +27,7 @@ ALU_MIN, ALU_MAX, ALU_ADD, ALU_SHR, ALU_MUL = 0, 1, 2, 3, 4
 ALU_OPCODES = {ALU_MIN: "MIN", ALU_MAX: "MAX", ALU_ADD: "ADD", ALU_SHR: "SHR", ALU_MUL: "MUL"}
 
 
-class VtaIsaError(ValueError):
+class VtaIsaError(D2AError, ValueError):
     """A VTA instruction or micro-op that cannot be encoded or decoded (the message names the
     field, its value and the allowed range)."""
 
