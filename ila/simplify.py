@@ -111,6 +111,14 @@ class Rewriter:
                 return self.build(op, sort, (top,), (hi - wb, lo - wb)) if (hi - wb, lo - wb) != (top.sort.width - 1, 0) else top
         elif op is Op.EXTRACT and payload == (args[0].sort.width - 1, 0):
             return args[0]
+        elif op is Op.EXTRACT and args[0].op is Op.EXTRACT:       # extract of extract
+            hi, lo = payload
+            base_lo = args[0].payload[1]
+            return self.build(op, sort, args[0].args, (hi + base_lo, lo + base_lo))
+        elif op is Op.CONCAT and args[0].op is Op.EXTRACT and args[1].op is Op.EXTRACT \
+                and args[0].args[0] is args[1].args[0] and args[0].payload[1] == args[1].payload[0] + 1:
+            # adjacent fields of one value: concat(x[h:m+1], x[m:l]) = x[h:l]
+            return self.build(Op.EXTRACT, sort, args[0].args, (args[0].payload[0], args[1].payload[1]))
         elif op in _ARITH:
             out = _arith(self, op, sort, args)
             if out is not None:

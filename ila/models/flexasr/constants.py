@@ -119,19 +119,27 @@ for _k in range(8):
     FIELD_WIDTHS[f"base_small_{_k}"] = 16
 
 
-def pack_fields(layout: dict, values: dict) -> int:
-    """Pack named field values into a 128-bit data word (little-endian bytes)."""
-    word = 0
+def pack_fields(layout: dict, values: dict):
+    """Pack named field values into a 128-bit data word (16 little-endian bytes; a field of
+    ``nbytes`` bytes starting at byte ``first`` holds its value in its low bits). Values are ints,
+    or bit-vector expressions (symbolic sizes in proofs: the word is then a 128-bit term built by
+    the same code). Raises KeyError for an unknown field and ValueError for an int that does not
+    fit the field's register width (:data:`FIELD_WIDTHS`)."""
+    from ila import generic
+    data = [0] * 16
     for name, val in values.items():
         if name not in layout:
             raise KeyError(f"unknown configuration field {name!r}; fields: {sorted(layout)}")
         first, nbytes = layout[name]
         width = FIELD_WIDTHS[name]
-        if not 0 <= int(val) < (1 << width):
+        if not generic.is_symbolic(val) and not 0 <= int(val) < (1 << width):
             raise ValueError(f"configuration field {name!r} = {val!r} does not fit in {width} bits")
-        word |= int(val) << (8 * first)
-        del nbytes
-    return word
+        if generic.is_symbolic(val) and val.sort.width > width:
+            raise ValueError(f"configuration field {name!r}: a {val.sort.width}-bit term does not fit in {width} bits")
+        v = generic.const(val, 8 * nbytes)
+        for j in range(nbytes):
+            data[first + j] = generic.field(v, 8 * j, 8)
+    return generic.bytes_le(data)
 
 
 # LayerReduce modes and child FSM states (flexnlp-ila gb_layer_reduce_fsm.cc)

@@ -8,12 +8,11 @@ operation on the host (an ``out_bias`` argument overrides it).
 """
 from __future__ import annotations
 
-from ila.errors import D2AError
-
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ila.errors import D2AError
 from ila.errors import SimulationError
 from ila.numerics import adaptivfloat as af
 from ila.sim import Simulator

@@ -10,23 +10,34 @@
 4. **MMIO commands**: the simulator's input dictionaries (``if_axi_wr``, ``addr_in``,
    ``data_in_0..15``) (:func:`fragment_to_mmio`); data byte k = hex digits [30-2k : 32-2k].
 
+The byte-level steps (packing 16 element codes into a 128-bit data word, the word into 32 hex
+digits, hex digits back into MMIO data bytes) are written with :mod:`ila.generic`, so the same
+code runs on concrete codes (the driver) and on symbolic ones (proofs: a tensor of bit-vector
+symbols flows through the real packer and parser, and the emitted MMIO bytes are the terms the
+proof reads). A malformed program fragment (hand-written JSON) raises :class:`FragmentError`
+naming the entry and the field; :func:`load_fragment` reads one from a file.
+
 Shape checks happen in the tensor level (:class:`ShapeError`, a ``ValueError``): hidden sizes must
 be multiples of 16, pooling needs an even number of timesteps, output vector counts of the linear
 layer and the LSTM hidden size must split over the four PEs, and every tensor must fit its buffer.
 """
 from __future__ import annotations
 
-from ila.errors import D2AError
-
 import json
 
 import numpy as np
 
+from ila import generic
+from ila.errors import D2AError
 from ila.models.flexasr import constants as C
 
 
 class ShapeError(D2AError, ValueError):
     """A tensor shape or size the FlexASR hardware does not support."""
+
+
+class FragmentError(D2AError, ValueError):
+    """A malformed program fragment (JSON): the message names the entry and the field."""
 
 
 # ----------------------------------------------------------------------------- layout helpers
@@ -44,15 +55,93 @@ def tiled_bytes(num_ts: int, num_v: int) -> int:
     return -(-num_ts // 16) * 16 * num_v * 16
 
 
-def _hex(word: int) -> str:
-    return f"0x{word:032X}"
+def pack_word(codes):
+    """The 128-bit data word of 16 element codes (8 bits each), little-endian: code k is bits
+    [8k+7 : 8k] (FlexASR's vector layout, reference §2.1). Codes are ints or 8-bit terms."""
+    vals = list(codes)
+    if len(vals) != 16:
+        raise ShapeError(f"a FlexASR data word holds 16 bytes, got {len(vals)}")
+    return generic.bytes_le(vals)
 
 
-def _word(bs) -> int:
-    return int.from_bytes(bytes(np.asarray(bs, dtype=np.uint8).tolist()), "little")
+def _word(bs):
+    return pack_word(_codes(bs))
+
+
+def _codes(x):
+    """Element codes as a flat list: ints from a numeric array, terms from an object array."""
+    arr = np.asarray(x)
+    if arr.dtype == object:
+        return [v if generic.is_symbolic(v) else int(v) for v in arr.ravel()]
+    return [int(v) for v in arr.astype(np.uint8).ravel()]
+
+
+def word_digits(word) -> list:
+    """The 32 hex digits (4-bit values) of a 128-bit word, most significant first."""
+    return [generic.field(word, 124 - 4 * j, 4) for j in range(32)]
+
+
+class SymbolicHex:
+    """The ``data`` field of a fragment entry whose word is a term (symbolic proofs): its 32 hex
+    digits are 4-bit terms, most significant first. Not JSON; :func:`fragment_json` refuses it."""
+
+    def __init__(self, digits: list):
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return "0x<symbolic 128-bit word>"
+
+
+def _hex(word):
+    digits = word_digits(word)
+    if generic.is_symbolic(*digits):
+        return SymbolicHex(digits)
+    return "0x" + "".join("0123456789ABCDEF"[d] for d in digits)
+
+
+def _entry_where(k: int, e) -> str:
+    no = e.get("instr_No.") if isinstance(e, dict) else None
+    return f"program fragment entry {k}" + (f" (instr_No. {no})" if no is not None and no != k else "")
+
+
+def _hex_field(e: dict, key: str, k: int, max_digits: int) -> str:
+    if key not in e:
+        raise FragmentError(f"{_entry_where(k, e)}: missing field {key!r}")
+    text = e[key]
+    if not isinstance(text, str) or not text[:2] in ("0x", "0X"):
+        raise FragmentError(f"{_entry_where(k, e)}: field {key!r} = {text!r} must be a string of hex digits "
+                            f"starting with '0x'")
+    digits = text[2:]
+    if not digits or len(digits) > max_digits or any(ch not in "0123456789abcdefABCDEF" for ch in digits):
+        raise FragmentError(f"{_entry_where(k, e)}: field {key!r} = {text!r} must have 1 to {max_digits} hex digits")
+    return digits
+
+
+def data_digits(e: dict, k: int = 0) -> list:
+    """The 32 hex digits of entry ``e``'s ``data`` (at most 32 digits, left-padded with zeros)."""
+    if isinstance(e.get("data"), SymbolicHex):
+        return e["data"].digits
+    digits = _hex_field(e, "data", k, 32).rjust(32, "0")
+    return [int(ch, 16) for ch in digits]
+
+
+def word_bytes(digits: list) -> list:
+    """The 16 data bytes of a word's 32 hex digits: byte k is digits [30-2k] (high nibble) and
+    [31-2k] (low nibble)."""
+    return [generic.join([(digits[30 - 2 * k], 4), (digits[31 - 2 * k], 4)]) for k in range(16)]
+
+
+def _tensor(lib: dict, name: str) -> np.ndarray:
+    """Tensor ``name`` of the data library: uint8 codes, or an object array of 8-bit terms."""
+    if name not in lib:
+        raise ShapeError(f"tensor {name!r} is not in the data library (has {sorted(lib)})")
+    x = np.asarray(lib[name])
+    return x if x.dtype == object else x.astype(np.uint8)
 
 
 def _check_hidden(h: int, what: str):
+    if generic.is_symbolic(h):       # symbolic sizes (proofs): the side conditions are the proof's precondition
+        return
     if h <= 0 or h % 16:
         raise ShapeError(f"{what} = {h}: FlexASR vectors hold 16 values, so it must be a positive multiple of 16")
     if h // 16 > 255:
@@ -60,6 +149,8 @@ def _check_hidden(h: int, what: str):
 
 
 def _check_ts(t: int, what: str = "timesteps"):
+    if generic.is_symbolic(t):
+        return
     if not 1 <= t <= 0xFFFF:
         raise ShapeError(f"{what} = {t}: must be in 1..65535 (16-bit register)")
 
@@ -90,9 +181,9 @@ def _expand_pool(ins: dict) -> list[dict]:
     """maxp / meanp [num_ts, num_v, mem_idx base]: LayerReduce in place (mode 0 max, 1 mean)."""
     T, nv = ins["num_ts"], ins["num_v"]
     _check_ts(T)
-    if T % 2:
+    if not generic.is_symbolic(T) and T % 2:
         raise ShapeError(f"temporal {ins['name']} needs an even number of timesteps, got {T}")
-    if not 1 <= nv <= 255:
+    if not generic.is_symbolic(nv) and not 1 <= nv <= 255:
         raise ShapeError(f"num_v = {nv}: must be in 1..255")
     mode = {"maxp": C.LR_MAX, "meanp": C.LR_MEAN, "addp": C.LR_ADD}[ins["name"]]
     return [_cfg("cfg_mmngr_gb_large", base_large_0=ins.get("base", 0), num_vector_0=nv),
@@ -109,7 +200,7 @@ def tensor_to_ila(prog: list[dict], lib: dict) -> list[dict]:
     for ins in prog:
         name = ins["name"]
         if name == "store_act":                    # [T, 16 num_v] -> GB large, tiled
-            x = np.asarray(lib[ins["tensor"]], dtype=np.uint8)
+            x = _tensor(lib, ins["tensor"])
             T, H = x.shape
             nv = H // 16
             base = ins["base"] * 16
@@ -121,14 +212,14 @@ def tensor_to_ila(prog: list[dict], lib: dict) -> list[dict]:
                     out.append({"name": "write_v", "addr": C.GB_LARGE_BASE + base + int(offs[t, v, 0]),
                                 "data": _word(x[t, 16 * v:16 * v + 16])})
         elif name == "store_small":                # flat bytes -> GB small buffer
-            x = np.asarray(lib[ins["tensor"]], dtype=np.uint8).ravel()
+            x = _tensor(lib, ins["tensor"]).ravel()
             base = ins["base"] * 16
             if base + x.size > C.GB_SMALL_SIZE:
                 raise ShapeError(f"tensor {ins['tensor']!r} ({x.size} bytes) overflows the 16 KiB GB small buffer")
             for k in range(0, x.size, 16):
                 out.append({"name": "write_v", "addr": C.GB_SMALL_BASE + base + k, "data": _word(x[k:k + 16])})
         elif name == "store_pe":                   # flat bytes -> PE weight buffer
-            x = np.asarray(lib[ins["tensor"]], dtype=np.uint8).ravel()
+            x = _tensor(lib, ins["tensor"]).ravel()
             if x.size > C.PE_WEIGHT_SIZE:
                 raise ShapeError(f"PE {ins['pe']} weights ({x.size} bytes) overflow its {C.PE_WEIGHT_SIZE}-byte weight buffer")
             for k in range(0, x.size, 16):
@@ -208,27 +299,59 @@ def ila_to_fragment(asm: list[dict]) -> dict:
 
 
 def fragment_json(frag: dict) -> str:
+    """The fragment as JSON text (refused for fragments with symbolic data)."""
+    if any(isinstance(e.get("data"), SymbolicHex) for e in frag["program fragment"]):
+        raise FragmentError("a fragment with symbolic data words has no JSON form")
     return json.dumps(frag, indent=1)
 
 
-# ----------------------------------------------------------------------------- level 3 -> 4
+MODES = ("W", "R", "Q")
+
+
 def fragment_to_mmio(frag: dict) -> list[dict]:
-    """Program fragment -> simulator commands. "Q" entries become ``{"wait_irq": True}``."""
+    """Program fragment -> simulator commands. "Q" entries become ``{"wait_irq": True}``.
+
+    Every entry needs ``addr`` (``0x`` and 1-8 hex digits), ``mode`` (W, R or Q) and, for W,
+    ``data`` (``0x`` and 1-32 hex digits, left-padded with zeros). Raises :class:`FragmentError`
+    naming the entry and the field for anything else (a missing ``"program fragment"`` key too)."""
+    if not isinstance(frag, dict) or "program fragment" not in frag:
+        keys = sorted(frag) if isinstance(frag, dict) else type(frag).__name__
+        raise FragmentError(f"a program fragment is an object with a \"program fragment\" list; got {keys}")
+    entries = frag["program fragment"]
+    if not isinstance(entries, list):
+        raise FragmentError(f"\"program fragment\" must be a list of entries, got {type(entries).__name__}")
     cmds = []
-    for e in frag["program fragment"]:
-        mode = e["mode"]
+    for k, e in enumerate(entries):
+        if not isinstance(e, dict):
+            raise FragmentError(f"program fragment entry {k}: an entry is an object, got {e!r}")
+        mode = e.get("mode")
+        if mode not in MODES:
+            raise FragmentError(f"{_entry_where(k, e)}: field 'mode' = {mode!r} must be one of {', '.join(MODES)}"
+                                if "mode" in e else f"{_entry_where(k, e)}: missing field 'mode'")
         if mode == "Q":
             cmds.append({"wait_irq": True})
             continue
-        digits = e["data"][2:].rjust(32, "0")
-        cmd = {"if_axi_wr": int(mode == "W"), "if_axi_rd": int(mode == "R"), "addr_in": int(e["addr"], 16)}
+        addr = int(_hex_field(e, "addr", k, 8), 16)
+        cmd = {"if_axi_wr": int(mode == "W"), "if_axi_rd": int(mode == "R"), "addr_in": addr}
         if mode == "W":
-            for k in range(16):
-                cmd[f"data_in_{k}"] = int(digits[30 - 2 * k:32 - 2 * k], 16)
-        elif mode != "R":
-            raise ValueError(f"program fragment entry {e['instr_No.']}: unknown mode {mode!r}")
+            for j, b in enumerate(word_bytes(data_digits(e, k))):
+                cmd[f"data_in_{j}"] = b
         cmds.append(cmd)
     return cmds
+
+
+def load_fragment(path) -> dict:
+    """Read a program-fragment JSON file; FragmentError naming the file for unreadable or
+    malformed JSON (the entries are checked by :func:`fragment_to_mmio`)."""
+    try:
+        with open(path) as fh:
+            frag = json.load(fh)
+    except OSError as exc:
+        raise FragmentError(f"cannot read program fragment {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise FragmentError(f"{path}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    fragment_to_mmio(frag)          # validate every entry now, naming the file
+    return frag
 
 
 def assemble(prog: list[dict], lib: dict) -> tuple[dict, list[dict]]:

@@ -10,12 +10,11 @@ scratchpad 1.
 """
 from __future__ import annotations
 
-from ila.errors import D2AError
-
 from dataclasses import dataclass
 
 import numpy as np
 
+from ila.errors import D2AError
 from ila.numerics.fixed_point import ACT, WGT16, weight_format
 from ila.sim import Simulator
 from ila.models.hlscnn.model import (CHANNEL_BLOCK, REG_ID, SLAVE_BASE, SPAD0_BASE, SPAD1_BASE, SPAD_BYTES, VIR_MEM_BASE,

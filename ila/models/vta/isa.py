@@ -14,9 +14,9 @@ OUT 4, ACC_8BIT 5. ALU opcodes: MIN 0, MAX 1, ADD 2, SHR 3, MUL 4.
 """
 from __future__ import annotations
 
-from ila.errors import D2AError
-
 from dataclasses import dataclass, field, fields, replace
+
+from ila.errors import D2AError
 
 OP_LOAD, OP_STORE, OP_GEMM, OP_FINISH, OP_ALU = 0, 1, 2, 3, 4
 OPCODES = {OP_LOAD: "LOAD", OP_STORE: "STORE", OP_GEMM: "GEMM", OP_FINISH: "FINISH", OP_ALU: "ALU"}
