@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ila.errors import WidthError
 from ila.expr import Expr, bv_const, concat, extract, ite, zext
+from ila.simplify import simplify
 
 
 def is_symbolic(*xs) -> bool:
@@ -37,7 +38,7 @@ def const(x, width: int):
 def field(x, lo: int, width: int):
     """Bits ``[lo + width - 1 : lo]`` of ``x`` (an int, or an expression at least that wide)."""
     if isinstance(x, Expr):
-        return extract(x, lo + width - 1, lo)
+        return simplify(extract(x, lo + width - 1, lo))
     return (int(x) >> lo) & ((1 << width) - 1)
 
 
@@ -51,7 +52,7 @@ def join(parts) -> int | Expr:
         return out
     terms = [v if isinstance(v, Expr) and v.sort.width == w else
              (const(v, w) if isinstance(v, Expr) else bv_const(const(v, w), w)) for v, w in parts]
-    return concat(*terms) if len(terms) > 1 else terms[0]
+    return simplify(concat(*terms)) if len(terms) > 1 else terms[0]
 
 
 def bytes_le(values, width: int = 8) -> int | Expr:
@@ -86,3 +87,13 @@ def ugt(a, b):
     if isinstance(b, Expr):
         return b.ult(a)
     return a > b
+
+
+def lshr(x, n: int):
+    """Logical shift right by a constant (ints, numpy integer arrays, terms)."""
+    return x.lshr(n) if isinstance(x, Expr) else x >> n
+
+
+def low_bits(x, n: int):
+    """``x`` mod 2**n (the low ``n`` bits, at the width of ``x``; ints, numpy arrays, terms)."""
+    return x & ((1 << n) - 1)

@@ -36,6 +36,7 @@ class Unrolled:
     inputs: list[dict[str, Expr]]
     conditions: list[Expr] = field(default_factory=list)
     init: dict[str, Expr] = field(default_factory=dict)
+    marks: list[int] = field(default_factory=list)   # execute: index into states after each command
 
     @property
     def final(self) -> dict[str, Expr]:
@@ -178,6 +179,7 @@ def execute(ila: Ila, commands: Sequence[Mapping[str, object]], *, init: Mapping
         top = fire([ila], inputs, k, f"command {c_i}")
         if top is None:
             if allow_idle:
+                res.marks.append(len(res.states) - 1)
                 continue
             raise SimulationError(f"command {c_i}: no instruction of {ila.name!r} decodes {dict(cmd)!r}")
         count = 0
@@ -193,6 +195,7 @@ def execute(ila: Ila, commands: Sequence[Mapping[str, object]], *, init: Mapping
             count += 1
             if count > max_child_steps:
                 raise SimulationError(f"command {c_i}: child loop exceeds {max_child_steps} steps")
+        res.marks.append(len(res.states) - 1)
     return res
 
 

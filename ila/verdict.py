@@ -33,13 +33,22 @@ class _Verdict:
 
 @dataclass(frozen=True)
 class Proved(_Verdict):
-    scope: str = ""          # e.g. "bound 8", "shape 16x64", "all sizes"
+    scope: str = ""          # e.g. "bound 8", "16x64", "symbolic" (all sizes within the side conditions)
+    covers: tuple = ()       # the claims proved (verify.scope: codegen-bytes, order, model-loops, ...)
 
 
 @dataclass(frozen=True)
 class Counterexample(_Verdict):
-    trace: dict = field(default_factory=dict)   # initial state, inputs per step, observed values
+    """A violation the simulator has reproduced: building one without a replay is a bug here
+    (``replayed`` must be True and ``trace`` must hold the replayed observation)."""
+    trace: dict = field(default_factory=dict)   # inputs, observed values of the replay
     replayed: bool = False                       # the simulator reproduced the violation
+
+    def __post_init__(self):
+        if not self.replayed or not self.trace:
+            from ila.errors import D2AInternalError
+            raise D2AInternalError(f"a {self.method} counterexample must be replayed in the simulator before it "
+                                   "is reported")
 
 
 @dataclass(frozen=True)

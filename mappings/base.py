@@ -180,14 +180,27 @@ def frobenius_relative_error(ref: np.ndarray, acc: np.ndarray) -> float:
 
 
 # ----------------------------------------------------------------------------- proof fragments
+@dataclass(frozen=True)
+class MmioPort:
+    """How a command stream is observed, as the accelerator's driver observes it: which commands
+    are reads (``is_read(cmd)``), the data a read returns (``read_data(state)``: the model state
+    after the read, names -> ints in simulation or terms in proofs, to an array of the read's
+    elements), and the state that must be 1 at a ``{"wait_irq": True}`` command (``irq``)."""
+    is_read: Callable[[dict], bool]
+    read_data: Callable[[Any], np.ndarray]
+    irq: str | None = None
+
+
 @dataclass
 class Side:
     """One side of a mapping for proof: an ILA, its command stream (data values may be symbolic
-    expressions), and the memory state holding the tensors."""
+    expressions), the memory state holding the tensors, and (accelerator side of a proof that
+    reads the emitted read-back) the MMIO port through which the driver reads results."""
     ila: Any
     commands: list
     memory: str
     init: dict = field(default_factory=dict)
+    port: MmioPort | None = None
 
 
 @dataclass
@@ -204,6 +217,11 @@ class ProofSetup:
     funcs: list = field(default_factory=list)
     describe_output: Callable[[int], str] = lambda k: f"output {k}"
     inputs: list = field(default_factory=list)   # (IR address, accelerator address) of data[k]
+    # The emitted read-back (trusted path): the driver's function from the list of reads of the
+    # accelerator stream (``acc.port``) to the result tensor; ``outputs`` then pair an IR address
+    # with a flat index into that tensor. None: ``outputs`` pair IR and accelerator addresses.
+    readback: Callable[[list], np.ndarray] | None = None
+    covers: tuple = ()                           # what a proof of this setup covers (see verify.scope)
 
 
 def symbolic_data(n: int, width: int, prefix: str = "d") -> list[Expr]:
@@ -228,6 +246,13 @@ class LoopSpec:
     # relational candidate conjuncts for invariant inference (verify.houdini), used when
     # ``invariant`` is None: LoopSystem -> [Expr]
     candidates: Callable[[Any], list] | None = None
+    # The stream lemmas of verify.chc (fixed shapes), when ``side.commands`` is the whole emitted
+    # stream (transfers included): ``placed`` = [(data term, declared address)], the input
+    # placement the commands before the start must realise; ``read_map`` = {"readback": reads ->
+    # tensor, "cells": [(flat index, declared address)]}, the read-back the commands after the
+    # start must perform (and they must write nothing).
+    placed: list | None = None
+    read_map: dict | None = None
 
 
 @dataclass
@@ -238,5 +263,11 @@ class ChcSpec:
     axioms: Callable[[list], list] = lambda apps: []
     scope: str = ""
     notes: list[str] = field(default_factory=list)
+    covers: tuple = ()           # what a proof covers (verify.scope names): given by the artefacts' builder
+    # symbolic sizes: the size terms, small bounds to prefer when solving a failing clause for
+    # them (tuples, one bound per term), and the shape of their values ({name: int} -> shape)
+    size_vars: list = field(default_factory=list)
+    small_sizes: list = field(default_factory=list)
+    shape_of: Callable[[dict], dict] | None = None
 
 

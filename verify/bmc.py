@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 import time
 
+import numpy as np
+
 from ila.errors import IlaInternalError
 from ila.expr import FALSE, Expr, lor
 from ila.ops import Op
@@ -28,7 +30,7 @@ from ila.smt import SmtEncoder, axiom_instances, check, to_smtlib2
 from ila.verdict import Counterexample, Proved, Unknown
 from ila.walk import toposort
 
-from .fragments import ProofSetup, execute_setup, overridden_bodies, read_acc_output, reset_state
+from .fragments import ProofSetup, execute_setup, overridden_bodies, read_acc_output, reset_state, run_side_concrete
 
 
 def _concrete(commands, rewriter):
@@ -53,17 +55,19 @@ def replay(ps: ProofSetup, data_values: dict, init_mems: dict, uf_table: dict) -
     from ila.simplify import Rewriter
     val = Rewriter({d: bv_const(x, d.width) for d, x in data_values.items()})
     with overridden_bodies(uf_table):
-        outs = []
+        outs, reads = [], []
         for side, mems in ((ps.ir, init_mems.get("ir", {})), (ps.acc, init_mems.get("acc", {}))):
-            sim = Simulator(side.ila, state={**reset_state(side.ila), **mems})
-            sim.run(_concrete(side.commands, val))
+            sim, reads = run_side_concrete(side, _concrete(side.commands, val), {**reset_state(side.ila), **mems})
             outs.append(sim.memory(side.memory))
         ir_mem, acc_mem = outs
         width = ps.acc.ila.state(ps.acc.memory).sort.data_width
+        flat = np.asarray(ps.readback(reads), dtype=object).ravel() if ps.readback is not None else None
         for k, (a, b) in enumerate(ps.outputs):
             x = int(ir_mem[a])
-            y = read_acc_output(ps, lambda c: bv_const(int(acc_mem[c]), width), b)
-            y = Rewriter().one(y)
+            if flat is not None:
+                y = bv_const(int(flat[b]), width)
+            else:
+                y = Rewriter().one(read_acc_output(ps, lambda c: bv_const(int(acc_mem[c]), width), b))
             if not y.is_const:
                 raise IlaInternalError(f"output {k}: the accelerator value {y.short()} is not determined by memory")
             if x != y.payload:
@@ -109,7 +113,10 @@ def _goals(ps: ProofSetup, inline_ufs: bool):
 
 
 def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = None, inline_ufs: bool = False,
-              emit_smt: str | None = None, label: str = "mapping") -> Proved | Counterexample | Unknown:
+              emit_smt: str | None = None, label: str = "mapping", scope: str = "") -> Proved | Counterexample | Unknown:
+    """Prove the setup's two fragments equal on every output for all data, or find a replayed
+    counterexample; a solver timeout is Unknown. ``scope`` (the shape, e.g. ``16x64``) is stated in
+    a Proved verdict with the claims it covers (``ps.covers``, see ``verify.scope``)."""
     t0 = time.perf_counter()
     ex, goals = _goals(ps, inline_ufs)
     enc = SmtEncoder(inline_ufs=inline_ufs)      # shared by the goals: common terms are encoded once
@@ -133,10 +140,15 @@ def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = Non
         if v is not None:
             return v
     secs = time.perf_counter() - t0
+    from .scope import describe
+    covers = tuple(getattr(ps, "covers", ())) + (f"numerics-{'exact' if inline_ufs else 'uf'}",)
+    what = describe(covers, scope) if scope else ""
     if n == 0:
-        return Proved("bmc", solver, secs, "outputs are syntactically equal after unrolling", scope="")
+        return Proved("bmc", solver, secs, "outputs are syntactically equal after unrolling" + (f"; {what}" if what else ""),
+                      scope=scope, covers=covers)
     split = f" ({n} per-output solver calls)" if getattr(ps, "split_outputs", False) else ""
-    return Proved("bmc", solver, secs, f"{len(ps.outputs)} output cells equal for all data{split}", scope="")
+    return Proved("bmc", solver, secs, f"{len(ps.outputs)} output cells equal for all data{split}"
+                  + (f"; {what}" if what else ""), scope=scope, covers=covers)
 
 
 def scalarize_loads(exprs: list[Expr]) -> tuple[list[Expr], dict[Expr, Expr]]:

@@ -27,6 +27,8 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
+
+import numpy as np
 from typing import Callable
 
 from ila.expr import FALSE, Expr, implies, land
@@ -79,12 +81,35 @@ def _pinned(inv: Expr, sysm: LoopSystem) -> dict[Expr, Expr]:
 MONOLITHIC_TIMEOUT = 20.0   # seconds for the one-query consecution before splitting it
 
 
+def split_at_start(side: Side, prefix: str = "split.") -> tuple[list, list]:
+    """Split a side's command stream, in its emitted order, at the command that starts the child
+    loop (the first after which some child ILA may be valid: its valid is not false, which with
+    symbolic sizes may be a term): (commands up to and including it, commands after it).
+    ``{"wait_irq": True}`` commands are kept where they stand. Raises MappingError when no
+    command starts a loop."""
+    from ila.expr import FALSE
+    from mappings.base import MappingError
+    ila = side.ila
+    real = [k for k, c in enumerate(side.commands) if not c.get("wait_irq")]
+    u = execute(ila, [side.commands[k] for k in real], init={**reset_state(ila), **side.init}, prefix=prefix,
+                run_children=False)
+    children = [c for c in ila.walk() if c is not ila]
+    for j, k in enumerate(real):
+        st = u.states[u.marks[j]]
+        env = {v: st[v.name] for v in ila.all_states()}
+        if any(Rewriter(env).one(c.valid) is not FALSE for c in children):
+            return side.commands[:k + 1], side.commands[k + 1:]
+    raise MappingError(f"no command of the {ila.name} stream starts a child loop")
+
+
 def loop_of(lp: LoopSpec) -> tuple[LoopSystem, dict]:
     """A side's loop system (cell-morphed child loop) and its start state: the model's state after
-    the side's prefix commands, the tracked cells at their refinement-map values."""
+    the side's commands up to the start of the loop (in the emitted order), the tracked cells at
+    their refinement-map values."""
     ila = lp.side.ila
-    u = execute(ila, lp.side.commands, init={**reset_state(ila), **lp.side.init}, prefix=f"{lp.name}.",
-                run_children=False)
+    head, _ = split_at_start(lp.side)
+    u = execute(ila, [c for c in head if not c.get("wait_irq")], init={**reset_state(ila), **lp.side.init},
+                prefix=f"{lp.name}.", run_children=False)
     sysm = loop_system(ila, lp.side.memory, lp.addrs, start_state=u.final, tag=lp.name)
     start = {v: u.final[v.name] for v in sysm.states}
     start.update(zip(sysm.cells, lp.cell_init))
@@ -180,12 +205,12 @@ def _leaves(parts: list[Clause], spec, timeout, kw):
         if part.parts:
             st, sec, why = _valid_part(part, spec, timeout=min(timeout or PER_INSTR_TIMEOUT, PER_INSTR_TIMEOUT), **kw)
             if st == "valid":
-                yield st, sec, why, part.name
+                yield st, sec, why, part
                 continue
             yield from _leaves(part.parts() if callable(part.parts) else part.parts, spec, timeout, kw)
         else:
             st, sec, why = _valid_part(part, spec, timeout=timeout, **kw)
-            yield st, sec, why, part.name
+            yield st, sec, why, part
 
 
 PER_INSTR_TIMEOUT = 10.0  # seconds for one instruction's consecution before splitting it per conjunct
@@ -193,8 +218,10 @@ ATOM_TIMEOUT = 2.0        # seconds per side-condition query in verify.refine
 
 
 def check_invariants(spec: ChcSpec, *, solver: str = "z3", timeout: float | None = None, inline_ufs: bool = False,
-                     emit_dir: str | None = None, label: str = "mapping") -> tuple[str, list[tuple[str, str, float]]]:
-    """Check every clause of the supplied invariants; return ('valid'|'invalid'|'unknown', rows)."""
+                     emit_dir: str | None = None, label: str = "mapping", failed: list | None = None
+                     ) -> tuple[str, list[tuple[str, str, float]]]:
+    """Check every clause of the supplied invariants; return ('valid'|'invalid'|'unknown', rows).
+    ``failed``, if given, collects the invalid clauses (for a counter-model)."""
     built = build(spec)
     rows = []
     overall = "valid"
@@ -206,50 +233,141 @@ def check_invariants(spec: ChcSpec, *, solver: str = "z3", timeout: float | None
             first = timeout if not c.parts else min(timeout or MONOLITHIC_TIMEOUT, MONOLITHIC_TIMEOUT)
             status, secs, reason = _valid(c, spec, timeout=first, **kw)
         if status != "valid" and c.parts:
-            for st, sec, why, name in _leaves(c.parts, spec, timeout, kw):
-                rows.append((name, st if not why else f"{st} ({why})", sec))
+            for st, sec, why, part in _leaves(c.parts, spec, timeout, kw):
+                rows.append((part.name, st if not why else f"{st} ({why})", sec))
                 if st == "invalid":
                     overall = "invalid"
+                    if failed is not None:
+                        failed.append(part)
                 elif st == "unknown" and overall == "valid":
                     overall = "unknown"
             continue
         rows.append((c.name, status if not reason else f"{status} ({reason})", secs))
         if status == "invalid":
             overall = "invalid"
+            if failed is not None:
+                failed.append(c)
         elif status == "unknown" and overall == "valid":
             overall = "unknown"
     return overall, rows
 
 
-def check_store_lemma(ps) -> list[str]:
-    """The data-movement part of a mapping for a fixed shape: executing each side's command stream
-    without its loops (``run_children=False``) leaves every input element at the address the
-    refinement map gives. Returns the violations (empty: the lemma holds for all data)."""
+def check_placement(lp: LoopSpec) -> list[str]:
+    """Stream lemma 1 (fixed shapes): the commands up to the start of the loop, executed in their
+    emitted order without the loop, leave every input element at the address the declared
+    refinement map gives (``lp.placed``). An input stored after the start, a store with permuted
+    bytes or at a permuted address, are violations. Returns them (empty: the lemma holds for all
+    data)."""
     from ila.expr import bv_const
+    ila = lp.side.ila
+    head, _ = split_at_start(lp.side, prefix="lemma.")
+    u = execute(ila, [c for c in head if not c.get("wait_irq")], init={**reset_state(ila), **lp.side.init},
+                prefix="lemma.", run_children=False)
+    mem = u.final[lp.side.memory]
+    rw = Rewriter()
     bad = []
-    for side, pick in ((ps.ir, 0), (ps.acc, 1)):
-        u = execute(side.ila, side.commands, init=reset_state(side.ila), prefix="lemma.", run_children=False)
-        mem = u.final[side.memory]
-        rw = Rewriter()
-        for k, pair in enumerate(ps.inputs):
-            got = rw.load(mem, bv_const(pair[pick], mem.sort.addr_width))
-            if got is not ps.data[k]:
-                bad.append(f"{'IR' if pick == 0 else 'accelerator'} input {k} at {pair[pick]:#x} holds {got.short()}")
-                if len(bad) >= 3:
-                    return bad
+    for k, (datum, addr) in enumerate(lp.placed):
+        got = rw.load(mem, bv_const(addr, mem.sort.addr_width))
+        if got is not datum:
+            bad.append(f"{lp.name} input {k} ({datum.short()}) is not at {addr:#x} when the loop starts: "
+                       f"that cell holds {got.short()}")
+            if len(bad) >= 3:
+                break
     return bad
 
 
+def check_readback(lp: LoopSpec) -> list[str]:
+    """Stream lemma 2 (fixed shapes): the commands after the start of the loop, executed from any
+    state the loop can leave (every state a child instruction updates replaced by a fresh symbol),
+    write nothing to the tensor memory and read each output element, through the driver's own
+    read-back (``lp.read_map['readback']``), from the address the declared refinement map gives.
+    Returns the violations (empty: the lemma holds)."""
+    from ila.expr import bv_const
+    from ila.unroll import symbol
+    from .fragments import execute_side
+    ila = lp.side.ila
+    head, tail = split_at_start(lp.side, prefix="lemma.")
+    u = execute(ila, [c for c in head if not c.get("wait_irq")], init={**reset_state(ila), **lp.side.init},
+                prefix="lemma.", run_children=False)
+    touched = {v.name for c in ila.walk() if c is not ila for ins in c.instrs for v in ins.updates}
+    after = {name: (symbol(f"after.{name}", u.final[name].sort) if name in touched else val)
+             for name, val in u.final.items()}
+    mem = after[lp.side.memory]
+    if not isinstance(mem, Expr) or mem.op is not Op.VAR:
+        mem = after[lp.side.memory] = symbol(f"after.{lp.side.memory}", u.final[lp.side.memory].sort)
+    v, reads = execute_side(Side(ila, tail, lp.side.memory, port=lp.side.port), prefix="after.", run_children=False,
+                            init=after)
+    bad = []
+    if v.final[lp.side.memory] is not mem:
+        bad.append(f"a command after the start of the {lp.name} loop writes its tensor memory")
+    flat = np.asarray(lp.read_map["readback"](reads), dtype=object).ravel()
+    rw = Rewriter()
+    for k, addr in lp.read_map["cells"]:
+        want = rw.load(mem, bv_const(addr, mem.sort.addr_width))
+        got = rw.one(flat[k]) if k < flat.size else None
+        if got is not want:
+            bad.append(f"read-back element {k} is {got.short() if got is not None else 'missing'}, "
+                       f"not the cell at {addr:#x}")
+            if len(bad) >= 3:
+                break
+    return bad
+
+
+def stream_lemmas(spec: ChcSpec) -> list[tuple[str, str, float]]:
+    """Rows (name, status, seconds) of the stream lemmas of every loop that declares them."""
+    rows = []
+    for lp in spec.loops:
+        for what, check, needs in (("inputs placed before the start, as declared", check_placement, lp.placed),
+                                   ("read-back as declared, no writes after the start", check_readback, lp.read_map)):
+            if needs is None:
+                continue
+            t1 = time.perf_counter()
+            bad = check(lp)
+            rows.append((f"{lp.name} stream: {what}", "invalid: " + "; ".join(bad) if bad else "valid",
+                         time.perf_counter() - t1))
+    return rows
+
+
+def countershapes(spec: ChcSpec, clauses: list, *, solver: str = "z3", limit: int = 4) -> list[dict]:
+    """Shapes at which an invalid clause of a symbolic-size proof fails: each clause's negation
+    is solved for the size terms (``spec.size_vars``), first with small sizes preferred (bounds
+    tried in turn), and ``spec.shape_of`` turns the values into a shape. At most ``limit``."""
+    from ila.smt import SmtEncoder, axiom_instances, check
+    if not spec.size_vars or spec.shape_of is None:
+        return []
+    out: list[dict] = []
+    for clause in clauses[:limit]:
+        goal = Rewriter().one(~clause.formula)
+        apps = [n for n in toposort([goal]) if n.op is Op.APPLY]
+        axioms = axiom_instances([goal]) + spec.axioms(apps)
+        for bound in spec.small_sizes + [None]:
+            enc = SmtEncoder()
+            extra = [] if bound is None else [v.ule(b) for v, b in zip(spec.size_vars, bound)]
+            fs = enc.encode_all([goal, *axioms, *extra])
+            res = check(enc, fs, solver=solver, timeout=20.0, want=[enc.encode(v) for v in spec.size_vars])
+            if res.status == "sat":
+                vals = {v.name: int(res.values[enc.encode(v)]) for v in spec.size_vars}
+                shape = spec.shape_of(vals)
+                if shape not in out:
+                    out.append(shape)
+                break
+    return out
+
+
 def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float | None = None,
-              numerics: str = "uf", emit_smt: str | None = None, mutation: str | None = None,
-              spacer: float | None = None, infer: bool = False):
-    """``verify.mapping --method chc``: prove with the mapping's relational invariants.
-    ``mutation`` selects one of the mapping's seeded bugs (mutation testing). ``spacer`` (seconds)
-    also hands the clauses with unknown invariants to z3's Spacer; its answer is reported, and a
-    'safe' answer proves the mapping by itself."""
+              numerics: str = "uf", emit_smt: str | None = None, spacer: float | None = None,
+              infer: bool = False):
+    """``verify.mapping --method chc``: prove with the mapping's relational invariants (supplied,
+    or inferred with ``infer``), plus, at a fixed shape, the stream lemmas (the emitted commands
+    before the start place the inputs as declared; those after it write nothing and read the
+    outputs as declared). Seeded bugs are applied around this call (``verify.mutations``).
+    ``spacer`` (seconds) also hands the clauses with unknown invariants to z3's Spacer; its answer
+    is reported, and a 'safe' answer proves the loops by itself. An invalid clause is not a
+    counterexample: one is searched by BMC at this shape (symbolic sizes: at the shapes where a
+    failing clause fails, from the solver's counter-model, then the mapping's ``cex_shapes``)
+    and replayed in the simulators."""
     t0 = time.perf_counter()
-    kw = {"mutation": mutation} if mutation else {}
-    spec: ChcSpec = mapping.extras["chc"](shape, numerics=numerics, **kw, **({"infer": True} if infer else {}))
+    spec: ChcSpec = mapping.extras["chc"](shape, numerics=numerics, **({"infer": True} if infer else {}))
     inferred = []
     if any(lp.invariant is None for lp in spec.loops):
         from .houdini import infer_invariants
@@ -257,15 +375,13 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
     label = f"{mapping.name}.{spec.scope}"
     if emit_smt:
         os.makedirs(emit_smt, exist_ok=True)
+    failed: list = []
     overall, rows = check_invariants(spec, solver=solver, timeout=timeout, inline_ufs=numerics == "exact",
-                                     emit_dir=emit_smt, label=label)
-    if shape is not None and "proof" in mapping.extras:      # the loops start from the refinement map:
-        t1 = time.perf_counter()                               # check the store streams establish it
-        bad = check_store_lemma(mapping.extras["proof"](shape, numerics=numerics, **kw))
-        rows.append(("store streams realise the refinement map", "invalid: " + "; ".join(bad) if bad else "valid",
-                     time.perf_counter() - t1))
-        if bad:
-            overall = "invalid"
+                                     emit_dir=emit_smt, label=label, failed=failed)
+    lemma_rows = stream_lemmas(spec)       # the loops start from / end at the declared map: the emitted
+    rows += lemma_rows                      # streams must place the inputs and read the outputs there
+    if any(st.startswith("invalid") for _, st, _ in lemma_rows):
+        overall = "invalid"
     if emit_smt:
         from .horn import horn_smtlib
         with open(os.path.join(emit_smt, f"{label}.horn.smt2"), "w") as fh:
@@ -279,25 +395,31 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
             overall = "valid"
     secs = time.perf_counter() - t0
     table = "; ".join(f"{n}: {s} ({t:.2f} s)" for n, s, t in rows if not s.startswith("valid"))
+    covers = tuple(spec.covers) + (f"numerics-{numerics}",)
     if overall == "valid":
-        extent = "" if shape is not None else (" (for every size within the side conditions: the loops from the "
-                                              "refinement map; the store streams are checked per shape)")
+        from .scope import describe
         how = "relational invariants" if not inferred else "inferred invariants (" + "; ".join(inferred) + ")"
-        return Proved("chc", solver, secs, f"{how} hold for all {len(rows)} clauses{extent}"
-                      f"{spacer_note}", scope=spec.scope)
+        return Proved("chc", solver, secs, f"{how} hold for all {len(rows)} clauses and lemmas; "
+                      f"{describe(covers, spec.scope)}{spacer_note}", scope=spec.scope, covers=covers)
     if overall == "unknown":
         return Unknown("chc", solver, secs, reason=f"some clauses unknown: {table}{spacer_note}")
     bad = [n for n, s, _ in rows if s.startswith("invalid")]
-    if "proof" in mapping.extras:       # look for a real counterexample by BMC (symbolic: at small shapes)
+    if "proof" in mapping.extras:       # look for a real counterexample by BMC
         from .bmc import check_bmc
-        for at in [shape] if shape is not None else mapping.extras.get("cex_shapes", [mapping.default_shape]):
-            v = check_bmc(mapping.extras["proof"](at, numerics=numerics, **kw), solver=solver, timeout=timeout,
+        shapes = [shape] if shape is not None else (countershapes(spec, failed, solver=solver) +
+                                                    list(mapping.extras.get("cex_shapes", [mapping.default_shape])))
+        for at in shapes:
+            try:
+                mapping.check_shape(at)
+            except Exception:
+                continue
+            v = check_bmc(mapping.extras["proof"](at, numerics=numerics), solver=solver, timeout=timeout,
                           inline_ufs=numerics == "exact")
             if isinstance(v, Counterexample):
                 where = "this shape" if shape is not None else f"shape {'x'.join(map(str, at.values()))}"
                 return Counterexample("chc", solver, time.perf_counter() - t0,
                                       f"clause(s) {', '.join(bad)} fail; BMC at {where} finds: {v.detail}",
-                                      trace=v.trace, replayed=v.replayed)
+                                      trace={**v.trace, "failed_clauses": bad, "shape": at}, replayed=v.replayed)
     return Unknown("chc", solver, time.perf_counter() - t0,
                    reason=f"the supplied invariant is not inductive (clauses {', '.join(bad)} fail) and no "
                           f"counterexample was found at {'this shape' if shape is not None else 'the tried shapes'}")

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+import numpy as np
+
 from ila import Ila
 from ila.expr import Expr, FuncRef, bv_const
 from ila.unroll import Unrolled, execute
@@ -46,18 +48,64 @@ def reset_state(ila: Ila) -> dict:
     return out
 
 
+def execute_side(side: Side, *, prefix: str, run_children: bool = True, init: dict | None = None
+                 ) -> tuple[Unrolled, list]:
+    """Symbolically execute one side's command stream from reset (memories symbolic, ``init``
+    overriding) in stream order, as the driver runs it: ``{"wait_irq": True}`` commands check the
+    port's interrupt state (with the child loops run), and every read of the port contributes its
+    data (an array of terms) to the returned list of reads, in emitted order."""
+    from ila.errors import SimulationError
+    from ila.simplify import Rewriter
+    cmds = [c for c in side.commands if not c.get("wait_irq")]
+    start = {**reset_state(side.ila), **side.init, **(init or {})}
+    u = execute(side.ila, cmds, init=start, prefix=prefix, run_children=run_children)
+    reads, j = [], -1
+    port = side.port
+    for n, c in enumerate(side.commands):
+        if c.get("wait_irq"):
+            if port is not None and port.irq and run_children:
+                irq = Rewriter().one(u.states[u.marks[j]][port.irq] if j >= 0 else u.init[port.irq])
+                if not (irq.is_const and irq.payload == 1):
+                    raise SimulationError(f"command {n}: waiting for the interrupt, but {port.irq} is {irq.short()}")
+            continue
+        j += 1
+        if port is not None and port.is_read(c):
+            reads.append(port.read_data(u.states[u.marks[j]]))
+    return u, reads
+
+
 def execute_setup(ps: ProofSetup) -> Executed:
     """Symbolically execute both fragments from reset (memories symbolic); return the output
-    cells of each side."""
+    cells of each side: on the accelerator side, the emitted read-back (``ps.readback`` of the
+    stream's reads) when the setup has one, else the memory cells ``ps.outputs`` names."""
     u_ir = execute(ps.ir.ila, ps.ir.commands, init={**reset_state(ps.ir.ila), **ps.ir.init}, prefix="ir.")
-    u_acc = execute(ps.acc.ila, ps.acc.commands, init={**reset_state(ps.acc.ila), **ps.acc.init}, prefix="acc.")
+    u_acc, reads = execute_side(ps.acc, prefix="acc.")
     mi, ma = u_ir.final[ps.ir.memory], u_acc.final[ps.acc.memory]
     from ila.simplify import Rewriter
     rw_i, rw_a = Rewriter(), Rewriter()
     aw_i, aw_a = mi.sort.addr_width, ma.sort.addr_width
     ir_out = [rw_i.load(mi, bv_const(a, aw_i)) for a, _ in ps.outputs]
-    acc_out = [read_acc_output(ps, lambda a: rw_a.load(ma, bv_const(a, aw_a)), b) for _, b in ps.outputs]
+    if ps.readback is not None:
+        flat = np.asarray(ps.readback(reads), dtype=object).ravel()
+        acc_out = [rw_a.one(flat[b]) for _, b in ps.outputs]
+    else:
+        acc_out = [read_acc_output(ps, lambda a: rw_a.load(ma, bv_const(a, aw_a)), b) for _, b in ps.outputs]
     return Executed(u_ir, u_acc, ir_out, acc_out)
+
+
+def run_side_concrete(side: Side, commands: list, state: dict):
+    """Run a side's concrete command stream in the simulator from ``state``; return the simulator
+    and the reads of its port (arrays of ints), in emitted order."""
+    from ila.sim import Simulator
+    sim = Simulator(side.ila, state=state)
+    reads = []
+    for c in commands:
+        if c.get("wait_irq"):
+            continue
+        sim.step(c)
+        if side.port is not None and side.port.is_read(c):
+            reads.append(np.asarray(side.port.read_data(sim.state), dtype=object))
+    return sim, reads
 
 
 def read_acc_output(ps: ProofSetup, load: Callable[[int], Expr], where) -> Expr:

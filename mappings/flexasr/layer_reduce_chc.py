@@ -30,6 +30,8 @@ and the relational conjuncts themselves are candidates too (dropped if not induc
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ila import BvSort, bv_const, implies, ite, land, lor, zext
 from ila.models.relay.model import FUNC_IDS
 from ila.unroll import symbol
@@ -43,14 +45,19 @@ def _p(name, w):
     return symbol(f"p.{name}", BvSort(w))
 
 
-def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None = None, op: str = "max",
-             infer: bool = False):
-    from ila.models.flexasr import constants as K
+def chc_spec(shape: dict | None, *, numerics: str = "uf", op: str = "max", infer: bool = False):
+    """The CHC artefacts at ``shape`` (None: symbolic sizes). The accelerator loop's side is the
+    exact stream the code generator emits (:func:`mappings.flexasr.maxpool.emitted_stream`, data
+    as symbols; for symbolic sizes the configuration and start the generator emits for size
+    terms), with the declared input placement and read-back for ``verify.chc``'s stream lemmas;
+    tracked cells sit at the declared refinement map's addresses (:func:`gb_address`), never at
+    the model's own ones."""
+    from ila.models.flexasr import driver, isa, shared_model
     from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX, GB_ADPFLOAT_MEAN
-    from ila.models.flexasr.model import tiled_addr
     from ila.models.relay.model import relay_ila
-    from mappings.base import MappingError
-    from .maxpool import POOL_OPS, acc_commands, build_model, ir_mean_numerics, ir_numerics, mean_link
+    from mappings.base import MappingError, symbolic_data
+    from .maxpool import POOL_OPS, _port, emitted_stream, gb_address, ir_commands, ir_mean_numerics, ir_numerics, \
+        mean_link, tiled
     if op == "mean" and numerics == "exact":
         raise MappingError("flexasr.meanpool: --numerics exact is not available: the IR averages in float32, "
                            "which is not bit-equal to the unit's AdaptivFloat mean (use uf; sim/fuzz measure it)")
@@ -112,24 +119,30 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None =
         return s.cells[2].eq(ir_res)
 
     # ------------------------------------------------------------------ FlexASR side
-    R0, C0 = (shape["R"], shape["C"]) if shape else (2, 16)
-    cmds = acc_commands(R0, C0, None, mutation=mutation, op=op)
     if symbolic:
-        # put the size symbols into the configuration words' bytes: each size field the code
-        # generator emitted at the concrete shape is affine in the size, so it becomes
-        # size symbol + (emitted value - concrete size) (a seeded off-by-one stays one off)
-        def sym(value, concrete, symbol):
-            return symbol + ((value - concrete) % (1 << symbol.sort.width))
-        for c in cmds:
-            if c["addr_in"] == K.CFG_LAYER_REDUCE:
-                ts = sym(c["data_in_8"] | c["data_in_9"] << 8, R0, R16)
-                c["data_in_6"], c["data_in_8"], c["data_in_9"] = sym(c["data_in_6"], C0 // 16, V8), ts[7:0], ts[15:8]
-            elif c["addr_in"] == K.CFG_MEM_MNGR_LARGE:
-                c["data_in_0"] = sym(c["data_in_0"], C0 // 16, V8)
+        # the generator itself run on size terms: its configuration words are terms over R16, V8
+        _, cmds = isa.assemble(driver.pool_program(R16, V8, op, transfers=False), {})
+        stream, ir_stream, placed, read_map = None, None, None, None
+    else:
+        R0, C0 = shape["R"], shape["C"]
+        d = symbolic_data(R0 * C0, 8)
+        stream = emitted_stream(R0, C0, np.array(d, dtype=object).reshape(R0, C0), op)
+        cmds = stream
+        off = tiled(R0, C0)
+        ir_stream = ir_commands(R0, C0, d, op)
+        placed = {"ir": [(d[t * C0 + c], t * C0 + c) for t in range(R0) for c in range(C0)],
+                  "acc": [(d[t * C0 + c], int(off[t, c])) for t in range(R0) for c in range(C0)]}
+        read_map = {"readback": lambda reads: driver.readback(reads, R0 // 2, C0 // 16),
+                    "cells": [(t * C0 + c, int(off[t, c])) for t in range(R0 // 2) for c in range(C0)]}
     zero32 = bv_const(0, 32)
-    fx_in0 = tiled_addr(zero32, tau << 1, vv, V8) + ii
-    fx_in1 = tiled_addr(zero32, (tau << 1) + 1, vv, V8) + ii
-    fx_out = tiled_addr(zero32, tau + (1 if mutation == "wrong_in_place_target" else 0), vv, V8) + ii
+
+    def declared(t, v):       # the declared map's byte offset of vector v of timestep t (32-bit terms)
+        def w32(x):
+            return x if isinstance(x, int) or x.sort.width == 32 else zext(x, 32)
+        return gb_address(w32(t), w32(v), 0, V32)
+    fx_in0 = declared(tau << 1, vv) + ii
+    fx_in1 = declared((tau << 1) + 1, vv) + ii
+    fx_out = declared(tau, vv) + ii
     fred = GB_ADPFLOAT_MAX if op == "max" else GB_ADPFLOAT_MEAN
     P = "gb_layer_reduce"
 
@@ -167,9 +180,9 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None =
             implies(valid.eq(1), lor(*S.values())),
             implies(valid.eq(0), S["DONE"]),
             implies(started, land(ts[0].eq(0), ts.uge(2), ts.ule(R16), v.ule(V8),
-                                  b0.eq(tiled_addr(zero32, ts - 2, 0, V8)),
-                                  b1.eq(tiled_addr(zero32, ts - 1, 0, V8)),
-                                  bo.eq(tiled_addr(zero32, (ts - 2).lshr(1), 0, V8)))),
+                                  b0.eq(declared(ts - 2, 0)),
+                                  b1.eq(declared(ts - 1, 0)),
+                                  bo.eq(declared((ts - 2).lshr(1), 0)))),
             implies(S["TS"] & ts.ne(0), v.eq(V8) & ts.ult(R16)),
             implies(S["VEC"], v.ult(V8)),
             implies(S["RED"], land(v.uge(1), a0.eq(b0 + off), a1.eq(b1 + off), ao.eq(bo + off))),
@@ -187,12 +200,19 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", mutation: str | None =
             return mean_link(num)(apps)
         return [n.eq(GB_ADPFLOAT_MAX(*n.args)) for n in apps if n.payload is num.max]
 
-    acc = build_model(mutation)
     scope = "symbolic" if symbolic else f"{shape['R']}x{shape['C']}"
+    ir_placed = None if symbolic else placed["ir"]
+    acc_placed = None if symbolic else placed["acc"]
     return ChcSpec(
         pre=pre,
-        loops=[LoopSpec(Side(ir, [ir_cmd], "tensor"), [ir_in0, ir_in1, ir_out], [x0, x1, io],
-                        None if infer else ir_inv, ir_post, "ir", candidates=ir_cells),
-               LoopSpec(Side(acc, cmds, "gb_core_large_buffer"), [fx_in0, fx_in1, fx_out], [x0, x1, xo],
-                        None if infer else fx_inv, fx_post, "flexasr", candidates=fx_cells)],
-        final=final, axioms=link if numerics != "exact" else (lambda apps: []), scope=scope)
+        loops=[LoopSpec(Side(ir, [ir_cmd] if symbolic else ir_stream, "tensor"), [ir_in0, ir_in1, ir_out],
+                        [x0, x1, io], None if infer else ir_inv, ir_post, "ir", candidates=ir_cells,
+                        placed=ir_placed),
+               LoopSpec(Side(shared_model(), cmds, "gb_core_large_buffer", port=_port()), [fx_in0, fx_in1, fx_out],
+                        [x0, x1, xo], None if infer else fx_inv, fx_post, "flexasr", candidates=fx_cells,
+                        placed=acc_placed, read_map=read_map)],
+        final=final, axioms=link if numerics != "exact" else (lambda apps: []), scope=scope,
+        size_vars=[R16, V8] if symbolic else [], small_sizes=[(32, 2), (64, 4), (256, 16)],
+        shape_of=lambda vals: {"R": vals["p.R"], "C": 16 * vals["p.V"]},
+        covers=("configuration-fields", "model-loops") if symbolic else
+        ("codegen-bytes", "order", "model-loops", "read-back"))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ila import bv_const, ite, zext
+from ila import bv_const, generic, ite, zext
 from ila.models.relay.model import FUNC_IDS, relay_ila
 from ila.models.relay.numerics import abstract
 from mappings.base import Mapping, ProofSetup, Side, SideCondition, symbolic_data
@@ -30,12 +30,20 @@ GB_LARGE_SIZE = 1 << 20
 NAME = "flexasr.maxpool"
 
 
+def gb_address(t, v, i, nv):
+    """The declared refinement map of the LayerReduce mappings: GB large-buffer byte offset of
+    element (t, 16 v + i) of a [T, 16 nv] tensor at memory index 0, base 0 (reference §2.1 tiling):
+    16 ((t mod 16) + floor(t / 16) nv 16) + 256 v + i. Works on ints, numpy arrays and 32-bit
+    terms alike (:mod:`ila.generic`); proofs use it, never the model's own address logic, which is
+    what they check against it."""
+    return 16 * (generic.low_bits(t, 4) + generic.lshr(t, 4) * nv * 16) + 256 * v + i
+
+
 def tiled(R: int, C: int) -> np.ndarray:
-    """GB byte offset of element (t, c) of an R x C matrix (reference §2.1 tiling)."""
+    """GB byte offset of element (t, c) of an R x C matrix: :func:`gb_address` as an array."""
     t = np.arange(R)[:, None]
     c = np.arange(C)[None, :]
-    nv = C // 16
-    return 16 * ((t % 16) + (t // 16) * nv * 16) + 256 * (c // 16) + c % 16
+    return gb_address(t, c // 16, c % 16, C // 16)
 
 
 SIDE_CONDITIONS = (
@@ -123,103 +131,55 @@ def ir_commands(R: int, C: int, data, op: str = "max") -> list[dict]:
     return cmds
 
 
-MUTATIONS = {
-    # seeded bugs for mutation testing (benchmarks/mutation_maxpool.py): name -> description
-    "tiling_stride": "model: LayerReduce's tiled address uses a timestep-group stride of num_v*16+1 rows",
-    "timestep_off_by_one": "mapping: num_timestep configured as R-2",
-    "wrong_mode": "mapping: LayerReduce mode 1 (mean) instead of 0 (max)",
-    "wrong_base": "mapping: memory-manager base of memory index 0 is 1 (16 bytes off)",
-    "missing_lane": "mapping: the last 16-byte store of the input is not emitted",
-    "wrong_in_place_target": "mapping: results read back one timestep too late",
-    "wrong_vector_count": "mapping: num_vector configured as C/16 - 1",
-    "duplicate_operand": "model: vector_max reads the first timestep of the pair twice",
-}
+def _port():
+    from ila.models.flexasr.driver import read_word
+    from mappings.base import MmioPort
+    return MmioPort(is_read=lambda c: c.get("if_axi_rd") == 1, read_data=read_word, irq="top_interrupt_request")
 
 
-def build_model(mutation: str | None = None):
-    """The FlexASR model, or a freshly built copy with a seeded model bug (see MUTATIONS)."""
-    from ila.models.flexasr import build_flexasr, layer_reduce, shared_model
-    if mutation not in ("tiling_stride", "duplicate_operand"):
-        return shared_model()
-    saved = (layer_reduce.tiled_addr, layer_reduce.GB_ADPFLOAT_MAX)
-    try:
-        if mutation == "tiling_stride":
-            from ila.models.flexasr.model import u32
-            def bad_tiled(base, t, v, num_v):
-                t32, n32 = u32(t), u32(num_v)
-                out = base + (((t32 & 15) + (t32.lshr(4) * (n32 << 4) + t32.lshr(4))) << 4)
-                return out + (u32(v) << 8) if not isinstance(v, int) else (out + (v << 8) if v else out)
-            layer_reduce.tiled_addr = bad_tiled
-        else:
-            real = saved[1]
-            layer_reduce.GB_ADPFLOAT_MAX = lambda a, b: real(a, a)
-        return build_flexasr()
-    finally:
-        layer_reduce.tiled_addr, layer_reduce.GB_ADPFLOAT_MAX = saved
+def emitted_stream(R: int, C: int, codes, op: str = "max") -> list[dict]:
+    """The MMIO command stream the code generator emits for pooling an [R, C] tensor of element
+    codes (ints, or 8-bit terms in proofs): the driver's own tensor program
+    (:func:`ila.models.flexasr.driver.pool_program`) through the real assembler, packer and
+    fragment parser, with the read-back and the interrupt waits."""
+    from ila.models.flexasr import driver
+    from ila.models.flexasr import isa
+    _, cmds = isa.assemble(driver.pool_program(R, C // 16, op), {"x": codes})
+    return cmds
 
 
-def acc_commands(R: int, C: int, data, *, mutation: str | None = None, op: str = "max"):
-    """FlexASR MMIO fragment, from the model's own assembler (tensor assembly ``store_act`` +
-    ``maxp``), with the data bytes of each GB store replaced by the given per-element values
-    (``data=None``: the configuration and start commands only)."""
-    from ila.models.flexasr import isa as asm
-    from ila.models.flexasr import constants as K
-    lib = {"x": np.zeros((R, C), dtype=np.uint8)}
-    prog = ([{"name": "store_act", "tensor": "x", "base": 0}] if data is not None else []) + \
-        [{"name": {"max": "maxp", "mean": "meanp"}[op], "num_ts": R, "num_v": C // 16}]
-    asm_prog = asm.tensor_to_ila(prog, lib)
-    for ins in asm_prog:
-        if ins["name"] == "cfg_ly_reduce":
-            ins["mode"] = (1 - ins["mode"]) if mutation == "wrong_mode" else ins["mode"]
-            ins["num_timestep"] -= 2 if mutation == "timestep_off_by_one" else 0
-            ins["num_vector"] -= 1 if mutation == "wrong_vector_count" else 0
-        if ins["name"] == "cfg_mmngr_gb_large" and mutation == "wrong_base":
-            ins["base_large_0"] = 1
-    if mutation == "missing_lane" and data is not None:
-        last = max(i for i, ins in enumerate(asm_prog) if ins["name"] == "write_v")
-        del asm_prog[last]
-    cmds = asm.fragment_to_mmio(asm.ila_to_fragment(asm_prog))
-    where = {int(o): (t, c) for (t, c), o in np.ndenumerate(tiled(R, C))}
-    out = []
-    for cmd in cmds:
-        if cmd.get("wait_irq"):
-            continue
-        a = cmd.get("addr_in", 0)
-        if cmd.get("if_axi_wr") and K.GB_LARGE_BASE <= a < K.GB_LARGE_BASE + GB_LARGE_SIZE:
-            t, c = where[a - K.GB_LARGE_BASE]
-            cmd = dict(cmd)
-            for k in range(16):
-                cmd[f"data_in_{k}"] = data[t * C + c + k]
-        out.append(cmd)
-    return out
-
-
-def proof_setup(shape: dict, *, numerics: str = "uf", mutation: str | None = None, op: str = "max"):
-    """The two fragments over shared symbolic data, for ``verify.bmc`` (see module docstring;
-    ``op='mean'``: flexasr.meanpool, IR numerics :func:`ir_mean_numerics`)."""
+def proof_setup(shape: dict, *, numerics: str = "uf", op: str = "max"):
+    """The two fragments over shared symbolic data, for ``verify.bmc``: the compiler-IR ILA
+    fragment, and the exact MMIO stream the code generator emits for a tensor of symbolic codes
+    (:func:`emitted_stream`), whose outputs are read back by the driver's own read-back
+    (``ila.models.flexasr.driver.readback``). ``op='mean'``: flexasr.meanpool, IR numerics
+    :func:`ir_mean_numerics`. Seeded bugs are applied around this function by
+    ``verify.mutations``."""
+    from ila.models.flexasr import driver, shared_model
     from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX, GB_ADPFLOAT_MEAN
-    from mappings.base import MappingError, check_mutation
+    from mappings.base import MappingError
     R, C = shape["R"], shape["C"]
-    check_mutation("flexasr.meanpool" if op == "mean" else "flexasr.maxpool", mutation, MUTATIONS)
     if op == "mean" and numerics == "exact":
         raise MappingError("flexasr.meanpool: --numerics exact is not available: the IR averages in float32, "
                            "which is not bit-equal to the unit's AdaptivFloat mean (use uf; sim/fuzz measure it)")
     num = ir_numerics() if op == "max" else ir_mean_numerics()
     ir = relay_ila(num, tensor_entries=1 << 22)
     d = symbolic_data(R * C, 8)
-    acc_cmds = acc_commands(R, C, d, mutation=mutation, op=op)
+    codes = np.array(d, dtype=object).reshape(R, C)
     off = tiled(R, C)
-    shift = 1 if mutation == "wrong_in_place_target" else 0
-    outs = [(R * C + t * C + c, int(off[t + shift, c])) for t in range(R // 2) for c in range(C)]
+    outs = [(R * C + t * C + c, t * C + c) for t in range(R // 2) for c in range(C)]
 
     def link(apps):
         return [n.eq(GB_ADPFLOAT_MAX(*n.args)) for n in apps if n.payload is num.max]
     funcs = [num.max, GB_ADPFLOAT_MAX] if op == "max" else [num.add, num.div, num.from_int, GB_ADPFLOAT_MEAN]
     return ProofSetup(Side(ir, ir_commands(R, C, d, op), "tensor"),
-                      Side(build_model(mutation), acc_cmds, "gb_core_large_buffer"), d, outs,
+                      Side(shared_model(), emitted_stream(R, C, codes, op), "gb_core_large_buffer", port=_port()),
+                      d, outs,
                       axioms=[] if numerics == "exact" else [link if op == "max" else mean_link(num)], funcs=funcs,
                       describe_output=lambda k: f"output ({k // C}, {k % C})",
-                      inputs=[(t * C + c, int(off[t, c])) for t in range(R) for c in range(C)])
+                      inputs=[(t * C + c, int(off[t, c])) for t in range(R) for c in range(C)],
+                      readback=lambda reads: driver.readback(reads, R // 2, C // 16),
+                      covers=("codegen-bytes", "order", "model-loops", "read-back"))
 
 
 # ----------------------------------------------------------------------------- simulation
@@ -270,10 +230,9 @@ MAPPING = Mapping(
     shape_strategy=shape_strategy,
     edge_inputs=edge_inputs,
     extras={"proof": proof_setup,
-            "chc": lambda shape, numerics="uf", mutation=None, infer=False: __import__(
+            "chc": lambda shape, numerics="uf", infer=False: __import__(
                 "mappings.flexasr.layer_reduce_chc", fromlist=["chc_spec"]).chc_spec(
-                    shape, numerics=numerics, mutation=mutation, infer=infer),
-            "mutations": MUTATIONS,
+                    shape, numerics=numerics, infer=infer),
             "cex_shapes": ({"R": 4, "C": 32}, {"R": 32, "C": 32}),   # where a symbolic refutation looks for a trace
             "depends_on": ("ila.models.flexasr", "ila.models.relay.model", "ila.models.relay.numerics",
                            "ila.numerics.adaptivfloat")},

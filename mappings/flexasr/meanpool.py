@@ -98,10 +98,8 @@ MAPPING = mapping_from_module(
             "depends_on": F.DEPENDS_ON,
             # formal proofs share flexasr.maxpool's fragments and the LayerReduce family's CHC
             # artefacts; the CHC invariant is always inferred (this mapping states none)
-            "proof": lambda shape, numerics="uf", mutation=None: _pool().proof_setup(
-                shape, numerics=numerics, mutation=mutation, op="mean"),
-            "chc": lambda shape, numerics="uf", mutation=None, infer=True: _family().chc_spec(
-                shape, numerics=numerics, mutation=mutation, op="mean", infer=True),
-            "mutations": {k: v for k, v in _pool().MUTATIONS.items() if k != "duplicate_operand"},
+            "proof": lambda shape, numerics="uf": _pool().proof_setup(shape, numerics=numerics, op="mean"),
+            "chc": lambda shape, numerics="uf", infer=True: _family().chc_spec(
+                shape, numerics=numerics, op="mean", infer=True),
             "cex_shapes": ({"R": 4, "C": 32}, {"R": 32, "C": 32})},
 )

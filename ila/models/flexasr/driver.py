@@ -59,11 +59,18 @@ class Runner:
                 a = cmd.get("addr_in", 0)
                 kind = "write to" if cmd.get("if_axi_wr") else "read from"
                 if "no instruction" in str(e):
+                    from ila.models.flexasr.isa import START_ADDR
+                    if cmd.get("if_axi_wr") and a in START_ADDR.values():
+                        unit = {C.START_GB_CONTROL: "GB control", C.START_LAYER_REDUCE: "LayerReduce",
+                                C.START_LAYER_NORM: "LayerNorm", C.START_ZERO_PADDING: "zero padding",
+                                C.START_ATTENTION: "attention"}.get(a, f"unit at {a:#010x}")
+                        raise FlexASRError(f"command {n}: start of the {unit} unit at {a:#010x}, which is not "
+                                           f"configured (write its configuration with is_valid = 1 first)") from e
                     raise FlexASRError(f"command {n}: MMIO {kind} unmapped address {a:#010x} "
                                        f"(no FlexASR instruction decodes it)") from e
                 raise
             if cmd.get("if_axi_rd"):
-                reads.append(np.array([sim.state[f"data_out_{k}"] for k in range(16)], dtype=np.uint8))
+                reads.append(read_word(sim.state).astype(np.uint8))
         return reads
 
     def run(self, prog, lib) -> tuple[dict, list[np.ndarray]]:
@@ -89,8 +96,25 @@ def _q(x, bias=None):
     return codes, br
 
 
+READ_DATA = tuple(f"data_out_{k}" for k in range(16))   # the states holding an MMIO read's 16 bytes
+
+
+def read_word(state) -> np.ndarray:
+    """The 16 data bytes of the MMIO read that just executed, from the model state (a mapping of
+    state names to ints in the simulator, or to terms in symbolic execution)."""
+    return np.array([state[name] for name in READ_DATA], dtype=object)
+
+
+def readback(reads, T, nv) -> np.ndarray:
+    """The [T, 16 nv] result tensor from the reads of a ``load_act`` of T timesteps and nv vectors,
+    in the order they were emitted (timestep-major, 16 bytes each). Elements are ints (uint8
+    codes) or terms (proofs)."""
+    out = np.concatenate([np.asarray(r) for r in reads]).reshape(T, nv * 16)
+    return out if out.dtype == object else out.astype(np.uint8)
+
+
 def _readback(reads, T, nv):
-    return np.concatenate(reads).reshape(T, nv * 16)
+    return readback(reads, T, nv)
 
 
 def _finish(r: Runner, frag, reads, T, nv, br, inputs) -> Result:
@@ -99,6 +123,19 @@ def _finish(r: Runner, frag, reads, T, nv, br, inputs) -> Result:
 
 
 # ----------------------------------------------------------------------------- pooling
+def pool_program(T, nv, mode: str = "max", *, transfers: bool = True) -> list[dict]:
+    """Tensor assembly of temporal pooling over the [T, 16 nv] tensor ``x`` of the data library:
+    store x (tiled, GB memory index 0 at base 0), LayerReduce in place, read back the T/2 result
+    timesteps. ``transfers=False``: the configuration and start only (proofs over symbolic sizes,
+    where T and nv are terms)."""
+    op = {"max": "maxp", "mean": "meanp"}[mode]
+    pool = {"name": op, "num_ts": T, "num_v": nv, "base": 0}
+    if not transfers:
+        return [pool]
+    return [{"name": "store_act", "tensor": "x", "base": 0}, pool,
+            {"name": "load_act", "num_ts": T // 2, "num_v": nv, "base": 0}]
+
+
 def run_pool(x, mode: str = "max", *, codes=None, bias_reg=None, r: Runner | None = None) -> Result:
     """Temporal max/mean pooling, window (2,1) stride (2,1), over x[T, H]. ``codes``/``bias_reg``
     give already-quantised input."""
@@ -116,10 +153,7 @@ def run_pool(x, mode: str = "max", *, codes=None, bias_reg=None, r: Runner | Non
         raise ShapeError(f"temporal {mode}pool needs an even number of timesteps, got {T}")
     if tiled_bytes(T, nv) > C.GB_LARGE_SIZE:
         raise ShapeError(f"a [{T}, {H}] tensor needs {tiled_bytes(T, nv)} bytes: the 1 MiB GB large buffer overflows")
-    prog = [{"name": "store_act", "tensor": "x", "base": 0},
-            {"name": {"max": "maxp", "mean": "meanp"}[mode], "num_ts": T, "num_v": nv, "base": 0},
-            {"name": "load_act", "num_ts": T // 2, "num_v": nv, "base": 0}]
-    frag, reads = r.run(prog, {"x": codes})
+    frag, reads = r.run(pool_program(T, nv, mode), {"x": codes})
     return _finish(r, frag, reads, T // 2, nv, bias_reg, {"x": (codes, bias_reg)})
 
 
