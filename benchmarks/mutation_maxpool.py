@@ -1,46 +1,90 @@
-"""Mutation testing of the flexasr.maxpool proofs (issue 6, must-show 2).
+"""Kill table of the LayerReduce family's seeded bugs (flexasr.maxpool / flexasr.meanpool).
 
-Each seeded bug (``MUTATIONS`` in ``mappings/flexasr/maxpool.py``: tiling stride, timestep off by
-one, wrong mode, wrong base address, missing lane, wrong in-place target, wrong vector count,
-duplicated operand) is checked by BMC and by CHC at one shape; a mutant is *killed* when the
-method returns a counterexample that the simulators replayed. Prints a table and the kill rate.
+Each seeded bug of ``verify.mutations`` sits in one layer of the trusted path (the generator's
+bytes and addresses, the command order, the configuration fields, the model's loops, the
+read-back) and is checked by BMC and CHC at one shape (default 16x64) and by the all-sizes CHC
+proof (``--shape symbolic``). A bug is *killed* by a counterexample the simulators replayed; the
+table names the check that killed it (the output cell for BMC, the failed clause for CHC). The
+all-sizes proof claims only the layers its verdict lists (``covers``); a bug in a layer it does not
+claim is reported as "not claimed" there, and must be killed by the fixed-shape proofs.
 
-Run: ``python -m benchmarks.mutation_maxpool [--shape RxC] [--solver z3|cvc5]``
+``tiling_stride`` changes the stride between 16-timestep groups, so it is equivalent to the
+correct mapping while R <= 16: it is checked at 2R x C then (stated in the table).
+
+Run: ``python -m benchmarks.mutation_maxpool [--mapping flexasr.maxpool] [--shape 16x64]
+[--solver z3|cvc5] [--no-symbolic]``. Exit status 0 when every bug is killed by every method that
+claims its layer and the unmutated mapping is proved.
 """
 from __future__ import annotations
 
 import argparse
 
+from mappings.base import format_shape
 from mappings.registry import get
-from verify.bmc import check_bmc
-from verify.chc import check_chc
+from verify import mutations
+
+
+def _which(v) -> str:
+    if v.kind != "counterexample":
+        return ""
+    failed = v.trace.get("failed_clauses")
+    return failed[0] if failed else v.trace.get("output", "")
+
+
+def _cell(v, claimed: bool = True) -> str:
+    if not claimed:
+        return f"not claimed ({v.kind})"
+    ok = v.kind == "counterexample" and v.replayed
+    return ("killed" if ok else f"SURVIVED ({v.kind})") + f" {v.seconds:.1f}s"
+
+
+def kill_table(name: str, shape_text: str, solver: str, symbolic: bool):
+    """Yield one row per seeded bug: (bug, layer, shape, {method: (verdict, claimed)})."""
+    m = get(name)
+    shape = m.parse_shape(shape_text)
+    sym_covers = None
+    if symbolic:
+        clean = mutations.check(m, None, None, "chc", solver=solver)
+        sym_covers = set(getattr(clean, "covers", ()))
+    for bug, layer in mutations.layers(m).items():
+        at = dict(shape)
+        if bug == "tiling_stride" and at["R"] <= 16:
+            at["R"] *= 2
+        res = {meth: (mutations.check(m, at, bug, meth, solver=solver), True) for meth in ("bmc", "chc")}
+        if symbolic:
+            res["symbolic"] = (mutations.check(m, None, bug, "chc", solver=solver), layer in sym_covers)
+        yield bug, layer, format_shape(at), res
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shape", default="32x32",
-                    help="R > 16 (two 16-timestep groups), or tiling_stride is equivalent to the correct mapping")
+    ap.add_argument("--mapping", default="flexasr.maxpool", choices=["flexasr.maxpool", "flexasr.meanpool"])
+    ap.add_argument("--shape", default="16x64")
     ap.add_argument("--solver", default="z3", choices=["z3", "cvc5"])
+    ap.add_argument("--no-symbolic", action="store_true", help="skip the all-sizes CHC proof")
     args = ap.parse_args(argv)
-    m = get("flexasr.maxpool")
+    cols = ["bmc", "chc"] + ([] if args.no_symbolic else ["symbolic"])
+    print(f"{'bug':30} {'layer':21} {'shape':6} " + " ".join(f"{c:24}" for c in cols) + " killed by")
+    killed = claimed = 0
+    for bug, layer, at, res in kill_table(args.mapping, args.shape, args.solver, not args.no_symbolic):
+        cells = []
+        by = []
+        for c in cols:
+            v, cl = res[c]
+            cells.append(f"{_cell(v, cl):24}")
+            if cl:
+                claimed += 1
+                killed += v.kind == "counterexample" and v.replayed
+                if v.kind == "counterexample":
+                    by.append(f"{c}: {_which(v)}")
+        print(f"{bug:30} {layer:21} {at:6} " + " ".join(cells) + " " + "; ".join(by), flush=True)
+    m = get(args.mapping)
     shape = m.parse_shape(args.shape)
-    killed = total = 0
-    print(f"{'mutation':24} {'bmc':16} {'chc':16} description")
-    for name, text in m.extras["mutations"].items():
-        vb = check_bmc(m.extras["proof"](shape, mutation=name), solver=args.solver)
-        vc = check_chc(m, shape, solver=args.solver, mutation=name)
-        row = []
-        for v in (vb, vc):
-            ok = v.kind == "counterexample" and v.replayed
-            killed += ok
-            total += 1
-            row.append(("killed" if ok else f"SURVIVED({v.kind})") + f" {v.seconds:4.1f}s")
-        print(f"{name:24} {row[0]:16} {row[1]:16} {text}")
-    clean_b = check_bmc(m.extras["proof"](shape), solver=args.solver).kind
-    clean_c = check_chc(m, shape, solver=args.solver).kind
-    print(f"{'(unmutated)':24} {clean_b:16} {clean_c:16} the correct mapping")
-    print(f"kill rate: {killed}/{total} = {100 * killed / total:.0f}% (shape {args.shape}, {args.solver})")
-    return 0 if killed == total and clean_b == clean_c == "proved" else 1
+    clean = [mutations.check(m, shape, None, meth, solver=args.solver) for meth in ("bmc", "chc")]
+    print(f"{'(unmutated)':30} {'':21} {args.shape:6} " + " ".join(f"{v.kind:24}" for v in clean))
+    print(f"kill rate: {killed}/{claimed} = {100 * killed / max(claimed, 1):.0f}% of the claimed checks "
+          f"({args.mapping}, {args.shape}, {args.solver})")
+    return 0 if killed == claimed and all(v.kind == "proved" for v in clean) else 1
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@ import dataclasses
 
 import pytest
 
+from verify import mutations
+
 from ila.verdict import Counterexample, Proved
 from mappings import registry
 from verify import chc, houdini, templates
@@ -44,5 +46,5 @@ def test_meanpool_chc_inferred_and_refutes_wrong_mode():
     m = registry.get("flexasr.meanpool")
     v = chc.check_chc(m, {"R": 4, "C": 32})
     assert isinstance(v, Proved) and "inferred" in v.detail
-    bad = chc.check_chc(m, {"R": 4, "C": 32}, mutation="wrong_mode")
+    bad = mutations.check(m, {"R": 4, "C": 32}, "wrong_mode", "chc")
     assert isinstance(bad, Counterexample) and bad.replayed

@@ -88,5 +88,6 @@ def test_symbolic_maxpool_proved_and_seeded_config_bug_refuted():
     from ila.verdict import Counterexample, Proved
     m = registry.get("flexasr.maxpool")
     assert isinstance(check_chc(m, None), Proved)
-    v = check_chc(m, None, mutation="timestep_off_by_one")
+    from verify import mutations
+    v = mutations.check(m, None, "timestep_off_by_one", "chc")
     assert isinstance(v, Counterexample) and v.replayed

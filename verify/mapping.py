@@ -95,7 +95,7 @@ def _proof(args, m) -> int:
         from .bmc import check_bmc
         ps = m.extras["proof"](shape, numerics=args.numerics)
         v = check_bmc(ps, solver=args.solver, timeout=args.timeout, inline_ufs=args.numerics == "exact",
-                      emit_smt=args.emit_smt, label=f"{m.name}.{scope}")
+                      emit_smt=args.emit_smt, label=f"{m.name}.{scope}", scope=scope)
     else:
         from .chc import check_chc
         if "chc" not in m.extras:

@@ -259,3 +259,20 @@ def proof_setup(mapping, shape: dict, *, mutation: str | None = None, **kw):
         return mapping.extras["proof"](shape, mutation=mutation, **kw)
     with applied(m):
         return mapping.extras["proof"](shape, **kw)
+
+
+def check(mapping, shape, mutation: str | None, method: str = "bmc", **kw):
+    """Run ``method`` ('bmc' or 'chc') on ``mapping`` at ``shape`` (None: all sizes, CHC only)
+    with seeded bug ``mutation`` applied for the whole check, replay included. Returns the
+    verdict; keyword arguments go to the checker."""
+    from verify.bmc import check_bmc
+    from verify.chc import check_chc
+    if method not in ("bmc", "chc"):
+        raise MappingError(f"unknown method {method!r}; use 'bmc' or 'chc'")
+    m = get(mapping, mutation)
+    with applied(m):
+        if method == "chc":
+            return check_chc(mapping, shape, **kw)
+        if mutation is not None and m is None:
+            return check_bmc(mapping.extras["proof"](shape, mutation=mutation), **kw)
+        return check_bmc(mapping.extras["proof"](shape), **kw)
