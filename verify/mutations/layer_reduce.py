@@ -1,81 +1,9 @@
-"""Seeded bugs as data, applied by the verifier for mutation testing (a verifier's worth is what it
-refutes).
-
-A :class:`Mutation` names one bug in one layer of the trusted path (``verify.scope``: the code
-generator's bytes or addresses, the command order, the configuration fields, the model's loops,
-the read-back) and the patches that make it: each wraps one attribute of one module (or one entry
-of a module-level dict) for the duration of :func:`applied`. Production code knows nothing of
-them. Model patches rebuild the model (``rebuild``: caches to clear on entry and exit), so a proof
-setup built inside the context sees the buggy model and one built outside it the real one.
-
-Every mutation says which claim of a proof catches it (``claim``); ``benchmarks/mutation_maxpool``
-and ``benchmarks/proofs`` print the kill table. ``MUTATIONS[mapping]`` lists a mapping's bugs;
-mappings whose proof setups still take a ``mutation`` argument list theirs in
-``extras["mutations"]`` (:func:`names`, :func:`proof_setup` treat both alike).
-"""
+"""Seeded bugs of the FlexASR LayerReduce family (flexasr.maxpool, flexasr.meanpool), one per
+layer of the trusted path (``verify.scope``)."""
 from __future__ import annotations
 
-import importlib
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Callable
+from verify.mutations import Mutation, Patch
 
-from mappings.base import MappingError
-
-
-@dataclass(frozen=True)
-class Patch:
-    module: str
-    attr: str
-    wrap: Callable[[Any], Any]          # the original -> its replacement
-    key: Any = None                     # patch ``module.attr[key]`` instead of ``module.attr``
-
-
-@dataclass(frozen=True)
-class Mutation:
-    name: str
-    layer: str                          # codegen-bytes | order | configuration-fields | model-loops | read-back
-    description: str
-    patches: tuple[Patch, ...]
-    rebuild: tuple[str, ...] = ()       # "module:function" lru caches to clear (models built from patched code)
-
-
-def _clear(rebuild):
-    for spec in rebuild:
-        mod, fn = spec.split(":")
-        getattr(importlib.import_module(mod), fn).cache_clear()
-
-
-@contextmanager
-def applied(mutation: Mutation | None):
-    """Apply ``mutation``'s patches (None: nothing) for the duration of the block."""
-    if mutation is None:
-        yield
-        return
-    saved = []
-    try:
-        for p in mutation.patches:
-            mod = importlib.import_module(p.module)
-            if p.key is None:
-                orig = getattr(mod, p.attr)
-                setattr(mod, p.attr, p.wrap(orig))
-            else:
-                table = getattr(mod, p.attr)
-                orig = table[p.key]
-                table[p.key] = p.wrap(orig)
-            saved.append((mod, p, orig))
-        _clear(mutation.rebuild)
-        yield
-    finally:
-        for mod, p, orig in reversed(saved):
-            if p.key is None:
-                setattr(mod, p.attr, orig)
-            else:
-                getattr(mod, p.attr)[p.key] = orig
-        _clear(mutation.rebuild)
-
-
-# ----------------------------------------------------------------------------- LayerReduce (FlexASR)
 _ISA = "ila.models.flexasr.isa"
 _DRIVER = "ila.models.flexasr.driver"
 _LR = "ila.models.flexasr.layer_reduce"
@@ -220,59 +148,11 @@ def layer_reduce_mutations(op: str) -> dict[str, Mutation]:
     return {m.name: m for m in M}
 
 
-MUTATIONS: dict[str, Callable[[], dict[str, Mutation]]] = {
-    "flexasr.maxpool": lambda: layer_reduce_mutations("max"),
-    "flexasr.meanpool": lambda: layer_reduce_mutations("mean"),
-}
 
 
-def names(mapping) -> dict[str, str]:
-    """The seeded bugs of ``mapping``: name -> description."""
-    if mapping.name in MUTATIONS:
-        return {k: m.description for k, m in MUTATIONS[mapping.name]().items()}
-    return dict(mapping.extras.get("mutations", {}))
+def max_mutations() -> dict[str, Mutation]:
+    return layer_reduce_mutations("max")
 
 
-def layers(mapping) -> dict[str, str]:
-    """The seeded bugs of ``mapping``: name -> the layer (claim) it is seeded in."""
-    if mapping.name in MUTATIONS:
-        return {k: m.layer for k, m in MUTATIONS[mapping.name]().items()}
-    return {k: "codegen" for k in mapping.extras.get("mutations", {})}
-
-
-def get(mapping, name: str | None) -> Mutation | None:
-    """The registered Mutation ``name`` of ``mapping`` (None for None, and for mappings whose
-    setups take the name themselves); MappingError naming the known bugs for an unknown one."""
-    if name is None:
-        return None
-    known = names(mapping)
-    if name not in known:
-        raise MappingError(f"{mapping.name}: unknown mutation {name!r}; known: {sorted(known)}")
-    return MUTATIONS[mapping.name]()[name] if mapping.name in MUTATIONS else None
-
-
-def proof_setup(mapping, shape: dict, *, mutation: str | None = None, **kw):
-    """``mapping``'s BMC proof setup at ``shape``, with seeded bug ``mutation`` applied (by
-    :func:`applied` for registered mutations, else by the setup's own ``mutation`` argument)."""
-    m = get(mapping, mutation)
-    if mutation is not None and m is None:
-        return mapping.extras["proof"](shape, mutation=mutation, **kw)
-    with applied(m):
-        return mapping.extras["proof"](shape, **kw)
-
-
-def check(mapping, shape, mutation: str | None, method: str = "bmc", **kw):
-    """Run ``method`` ('bmc' or 'chc') on ``mapping`` at ``shape`` (None: all sizes, CHC only)
-    with seeded bug ``mutation`` applied for the whole check, replay included. Returns the
-    verdict; keyword arguments go to the checker."""
-    from verify.bmc import check_bmc
-    from verify.chc import check_chc
-    if method not in ("bmc", "chc"):
-        raise MappingError(f"unknown method {method!r}; use 'bmc' or 'chc'")
-    m = get(mapping, mutation)
-    with applied(m):
-        if method == "chc":
-            return check_chc(mapping, shape, **kw)
-        if mutation is not None and m is None:
-            return check_bmc(mapping.extras["proof"](shape, mutation=mutation), **kw)
-        return check_bmc(mapping.extras["proof"](shape), **kw)
+def mean_mutations() -> dict[str, Mutation]:
+    return layer_reduce_mutations("mean")
