@@ -30,7 +30,8 @@ from ila.smt import SmtEncoder, axiom_instances, check, to_smtlib2
 from ila.verdict import Counterexample, Proved, Unknown
 from ila.walk import toposort
 
-from .fragments import ProofSetup, execute_setup, overridden_bodies, read_acc_output, reset_state, run_side_concrete
+from .fragments import (HangError, ProofSetup, execute_setup, overridden_bodies, read_acc_output, reset_state,
+                        run_side_concrete)
 
 
 def _concrete(commands, rewriter):
@@ -64,8 +65,8 @@ def replay(ps: ProofSetup, data_values: dict, init_mems: dict, uf_table: dict) -
         flat = np.asarray(ps.readback(reads), dtype=object).ravel() if ps.readback is not None else None
         for k, (a, b) in enumerate(ps.outputs):
             x = int(ir_mem[a])
-            if flat is not None:
-                y = bv_const(int(flat[b]), width)
+            if flat is not None:      # the read-back's value, in the IR element's sort
+                y = bv_const(int(flat[b]), ps.ir.ila.state(ps.ir.memory).sort.data_width)
             else:
                 y = Rewriter().one(read_acc_output(ps, lambda c: bv_const(int(acc_mem[c]), width), b))
             if not y.is_const:
@@ -118,7 +119,10 @@ def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = Non
     counterexample; a solver timeout is Unknown. ``scope`` (the shape, e.g. ``16x64``) is stated in
     a Proved verdict with the claims it covers (``ps.covers``, see ``verify.scope``)."""
     t0 = time.perf_counter()
-    ex, goals = _goals(ps, inline_ufs)
+    try:
+        ex, goals = _goals(ps, inline_ufs)
+    except HangError as hang:
+        return _hang(ps, hang, solver, t0)
     enc = SmtEncoder(inline_ufs=inline_ufs)      # shared by the goals: common terms are encoded once
     n, spent = 0, 0.0                             # the timeout bounds the solver calls together
     for n, (miter, axioms) in enumerate(goals, 1):
@@ -227,6 +231,28 @@ def _solve(ps: ProofSetup, ex, enc: SmtEncoder, miter: Expr, axioms: list, *, so
     if diff is None:
         raise IlaInternalError(f"bmc of {label}: the solver's counterexample does not replay in the simulators")
     return _counterexample(ps, diff, data, uf_table, solver, t0)
+
+
+def _hang(ps: ProofSetup, hang: HangError, solver: str, t0: float) -> Counterexample | Unknown:
+    """The accelerator stream waits for an interrupt its model does not raise: a counterexample
+    when the simulator, run on zero data, hangs at the same command; Unknown when the interrupt
+    depends on the data (not decided here)."""
+    from ila.expr import bv_const
+    from ila.simplify import Rewriter
+    secs = time.perf_counter() - t0
+    if not hang.always:
+        return Unknown("bmc", solver, secs, reason=f"{hang} (depends on the data)")
+    data = {d: 0 for d in ps.data}
+    val = Rewriter({d: bv_const(0, d.width) for d in ps.data})
+    try:
+        run_side_concrete(ps.acc, _concrete(ps.acc.commands, val), reset_state(ps.acc.ila))
+    except HangError as again:
+        trace = {"output": f"interrupt at command {again.command}", "ir_value": "result", "acc_value": "hangs",
+                 "data": [data[d] for d in ps.data], "uf_interpretation": {}}
+        return Counterexample("bmc", solver, time.perf_counter() - t0,
+                              f"the accelerator never raises {again.irq}: the driver waits forever at command "
+                              f"{again.command} (replayed on zero data)", trace=trace, replayed=True)
+    raise IlaInternalError(f"the symbolic run hangs at command {hang.command} but the simulator does not")
 
 
 def _counterexample(ps: ProofSetup, diff: tuple[int, int, int], data: dict, uf_table: dict, solver: str,

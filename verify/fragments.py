@@ -48,6 +48,16 @@ def reset_state(ila: Ila) -> dict:
     return out
 
 
+class HangError(Exception):
+    """The stream waits for an interrupt the accelerator does not raise (the driver would hang):
+    ``command`` is the index of the ``wait_irq`` command, ``always`` whether the interrupt state
+    is 0 for all data (else it depends on the data)."""
+
+    def __init__(self, command: int, irq: str, value: str, always: bool):
+        self.command, self.irq, self.always = command, irq, always
+        super().__init__(f"command {command}: waiting for the interrupt, but {irq} is {value}")
+
+
 def execute_side(side: Side, *, prefix: str, run_children: bool = True, init: dict | None = None
                  ) -> tuple[Unrolled, list]:
     """Symbolically execute one side's command stream from reset (memories symbolic, ``init``
@@ -66,7 +76,7 @@ def execute_side(side: Side, *, prefix: str, run_children: bool = True, init: di
             if port is not None and port.irq and run_children:
                 irq = Rewriter().one(u.states[u.marks[j]][port.irq] if j >= 0 else u.init[port.irq])
                 if not (irq.is_const and irq.payload == 1):
-                    raise SimulationError(f"command {n}: waiting for the interrupt, but {port.irq} is {irq.short()}")
+                    raise HangError(n, port.irq, irq.short(), irq.is_const)
             continue
         j += 1
         if port is not None and port.is_read(c):
@@ -95,12 +105,16 @@ def execute_setup(ps: ProofSetup) -> Executed:
 
 def run_side_concrete(side: Side, commands: list, state: dict):
     """Run a side's concrete command stream in the simulator from ``state``; return the simulator
-    and the reads of its port (arrays of ints), in emitted order."""
+    and the reads of its port (arrays of ints), in emitted order. Raises :class:`HangError` at a
+    ``wait_irq`` command whose interrupt state is not 1."""
     from ila.sim import Simulator
     sim = Simulator(side.ila, state=state)
     reads = []
-    for c in commands:
+    port = side.port
+    for n, c in enumerate(commands):
         if c.get("wait_irq"):
+            if port is not None and port.irq and int(sim.state[port.irq]) != 1:
+                raise HangError(n, port.irq, f"{int(sim.state[port.irq])}", True)
             continue
         sim.step(c)
         if side.port is not None and side.port.is_read(c):

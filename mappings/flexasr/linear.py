@@ -106,9 +106,9 @@ def _proof_module():
     return linear_proof
 
 
-def proof_setup(shape: dict, *, numerics: str = "uf", mutation: str | None = None):
+def proof_setup(shape: dict, *, numerics: str = "uf"):
     """BMC proof setup over abstract arithmetic: see :mod:`mappings.flexasr.linear_proof`."""
-    return _proof_module().proof_setup(shape, numerics=numerics, mutation=mutation)
+    return _proof_module().proof_setup(shape, numerics=numerics)
 
 
 def shape_strategy():
@@ -127,6 +127,6 @@ MAPPING = mapping_from_module(
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
     extras={"ir_fragment": ir_fragment, "acc_commands": acc_commands, "refinement": refinement,
-            "proof": proof_setup, "mutations": _proof_module().MUTATIONS, "proof_shape": {"T": 1, "I": 16, "O": 64},
+            "proof": proof_setup, "proof_shape": {"T": 1, "I": 16, "O": 64},
             "depends_on": F.DEPENDS_ON + ("mappings.flexasr.linear_proof", "mappings.proof_ext")},
 )

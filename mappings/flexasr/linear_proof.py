@@ -44,11 +44,13 @@ that swapped those two would be refuted although its numbers are right. ``--nume
 refused: ProductSum, RunBias and
 Fixed2Adaptfloat have no bit-precise expression in the model.
 
-Placement: which command byte carries which tensor element is not restated here; it is traced
-through the driver's own code generator (:func:`ila.models.flexasr.driver.linear_program` and the
-assembler), by running it on element numbers written as base-255 digits, so a generator bug shows
-up in the proof as misplaced data. The driver's read-back addresses are checked against the
-refinement map. :data:`MUTATIONS` are seeded bugs the proof must refute.
+Placement (the trusted path, ``verify.scope``): the accelerator fragment is the exact MMIO stream
+the driver's code generator emits (:func:`ila.models.flexasr.driver.linear_program`, the
+assembler, the packer, the fragment parser), run on symbolic codes, so every data byte of the
+stream is a term the real packer built; the outputs are what the driver's read-back
+(:func:`ila.models.flexasr.driver.readback`) makes of the emitted reads. A generator bug (packing,
+addresses, order, configuration, read-back) shows up as a counterexample. The seeded bugs the
+proof must refute are in ``verify/mutations/flexasr_linear.py``.
 """
 from __future__ import annotations
 
@@ -61,7 +63,7 @@ from ila.models.relay.model import relay_ila
 from ila.ops import Op
 from ila.models.relay.numerics import Numerics, abstract
 from ila.numerics import adaptivfloat as af
-from mappings.base import MappingError, Side, check_mutation, symbolic_data
+from mappings.base import MappingError, Side, symbolic_data
 from mappings.common import ir_commands
 from mappings.proof_ext import ProofSetupExt
 
@@ -184,140 +186,55 @@ def instantiate(num: Numerics, biases: Biases):
     return axioms
 
 
-# ----------------------------------------------------------------------------- seeded bugs
-def _transpose_tiles(imgs, shape):
-    per_in = shape["I"] // 16
-    n = shape["O"] // 64 * per_in * 256
-    out = []
-    for img in imgs:
-        img = img.copy()
-        img[:n] = img[:n].reshape(-1, 16, 16).transpose(0, 2, 1).reshape(-1)
-        out.append(img)
-    return out
-
-
-def _bias_off_by_one(imgs, shape):
-    n = shape["O"] // 64 * shape["I"] // 16 * 256
-    out = []
-    for img in imgs:
-        img = img.copy()
-        img[n:] = np.roll(img[n:], -1)
-        out.append(img)
-    return out
-
-
-MUTATIONS = {
-    # seeded bugs (tests/test_linear_proof.py): name -> description
-    "transposed_weight_tiles": "code generator: every 16x16 weight tile is stored transposed",
-    "weights_of_next_pe": "code generator: PE p receives the weight image of PE p+1 (other output rows)",
-    "bias_off_by_one": "code generator: the bias byte of output row r is that of row r+1",
-    "swapped_input_and_bias_registers": "code generator: the input and bias exponent-bias registers are swapped",
-    "output_vector_off_by_one": "code generator: each PE's activation unit writes one output vector too far",
-    "wrong_input_base": "code generator: the GB memory manager's base of x is one 16-byte row off",
-}
-
-
-def _images(mutation, shape):
-    from ila.models.flexasr.programs import linear_pe_images
-
-    def make(wq, bq):
-        imgs = linear_pe_images(wq, bq)
-        if mutation == "transposed_weight_tiles":
-            imgs = _transpose_tiles(imgs, shape)
-        elif mutation == "weights_of_next_pe":
-            imgs = imgs[1:] + imgs[:1]
-        elif mutation == "bias_off_by_one":
-            imgs = _bias_off_by_one(imgs, shape)
-        return imgs
-    return make
-
-
-def _mmio(shape, biases: Biases, xq, wq, bq, mutation):
-    """The driver's MMIO command stream for these codes (with the seeded bug, if any)."""
-    from ila.models.flexasr import isa as asm
-    from ila.models.flexasr.driver import linear_program
-    bx, bb = (biases.b, biases.x) if mutation == "swapped_input_and_bias_registers" else (biases.x, biases.b)
-    prog, lib = linear_program(xq, wq, bq, bx=bx, bw=biases.w, bb=bb, out_bias=biases.out,
-                               pe_images=_images(mutation, shape))
-    ins = asm.tensor_to_ila(prog, lib)
-    for i in ins:
-        if mutation == "output_vector_off_by_one" and i["name"] == "pe_cfg_act_mngr":
-            i["output_base"] += 1
-        if mutation == "wrong_input_base" and i["name"] == "cfg_mmngr_gb_large":
-            i["base_large_0"] += 1
-    return asm.fragment_to_mmio(asm.ila_to_fragment(ins))
-
-
-def _trace(shape, biases, mutation):
-    """(commands with zero data, {(command index, byte): element number}): which command byte carries
-    which element (x flat, then w flat, then b), traced through the generator with base-255 digits."""
-    T, I, O = shape["T"], shape["I"], shape["O"]
-    n = T * I + O * I + O
-    split = np.cumsum([T * I, O * I])
-
-    def run(vals):
-        x, w, b = np.split(np.asarray(vals, np.uint8), split)
-        return _mmio(shape, biases, x.reshape(T, I), w.reshape(O, I), b, mutation)
-    base = run(np.zeros(n))
-    where: dict = {}
-    ids = np.arange(n)
-    k, scale = 0, 1
-    while scale < n or k == 0:
-        digits = (ids // scale) % 255 + 1
-        cmds = run(digits)
-        if len(cmds) != len(base) or any(c.get("addr_in") != z.get("addr_in") for c, z in zip(cmds, base)):
-            raise MappingError("flexasr.linear: the command stream's addresses depend on the data")
-        for ci, (c, z) in enumerate(zip(cmds, base)):
-            if c.get("if_axi_wr"):
-                for j in range(16):
-                    v = c[f"data_in_{j}"]
-                    if v != z[f"data_in_{j}"]:
-                        where[(ci, j)] = where.get((ci, j), 0) + (v - 1) * scale
-        k, scale = k + 1, scale * 255
-    return base, where
-
-
 # ----------------------------------------------------------------------------- the proof setup
-def proof_setup(shape: dict, *, numerics: str = "uf", mutation: str | None = None,
-                biases: Biases | None = None) -> ProofSetupExt:
-    """Both fragments over shared symbolic codes (see the module docstring). Raises MappingError
-    for ``numerics`` other than 'uf', an unknown ``mutation``, or bias registers outside 0..7."""
-    from ila.models.flexasr import constants as K
-    from ila.models.flexasr import shared_model
+def emitted_stream(shape: dict, biases: Biases, xq, wq, bq) -> list[dict]:
+    """The MMIO command stream the code generator emits for codes ``xq`` [T, I], ``wq`` [O, I],
+    ``bq`` [O] (uint8, or object arrays of 8-bit terms in proofs): the driver's tensor program
+    (:func:`ila.models.flexasr.driver.linear_program`) through the real assembler, packer and
+    fragment parser, with the read-back and the interrupt waits."""
+    from ila.models.flexasr import driver, isa
+    prog, lib = driver.linear_program(xq, wq, bq, bx=biases.x, bw=biases.w, bb=biases.b, out_bias=biases.out)
+    return isa.assemble(prog, lib)[1]
+
+
+def _embed_any(v):
+    return embed(v) if hasattr(v, "sort") else int(v) | TAG
+
+
+def proof_setup(shape: dict, *, numerics: str = "uf", biases: Biases | None = None) -> ProofSetupExt:
+    """Both fragments over shared symbolic codes (see the module docstring): the accelerator side
+    is the exact stream the generator emits for symbolic codes (bytes built by the real packer),
+    its outputs the driver's read-back of the emitted reads. Raises MappingError for ``numerics``
+    other than 'uf', a shape the mapping refuses, or bias registers outside 0..7. Seeded bugs are
+    applied around this function by ``verify.mutations``."""
+    from ila.models.flexasr import driver, shared_model
     from mappings.flexasr import linear as L
+    from mappings.flexasr.maxpool import _port
     if numerics != "uf":
         raise MappingError(f"flexasr.linear: numerics {numerics!r} is not available for proofs: ProductSum, RunBias "
                            f"and Fixed2Adaptfloat have no bit-precise expression (use 'uf')")
-    check_mutation("flexasr.linear", mutation, MUTATIONS)
     L.MAPPING.check_shape(shape)
     biases = biases or Biases()
     T, I, O = shape["T"], shape["I"], shape["O"]
     data = symbolic_data(T * I + O * I + O, 8)
-    base, where = _trace(shape, biases, mutation)
-    acc_cmds, reads = [], []
-    for ci, c in enumerate(base):
-        if c.get("wait_irq"):
-            continue
-        if c.get("if_axi_rd"):
-            reads.append(c["addr_in"] - K.GB_LARGE_BASE)
-            continue
-        c = dict(c)
-        for j in range(16):
-            if (ci, j) in where:
-                c[f"data_in_{j}"] = data[where[(ci, j)]]
-        acc_cmds.append(c)
-    out_gb = L.refinement(shape)["out"][1]
-    if sorted(reads) != sorted(int(a) for a in out_gb[:, ::16].ravel()):
-        raise MappingError("flexasr.linear: the driver's read-back addresses differ from the refinement map on outputs")
+    codes = np.array(data, dtype=object)
+    xq = codes[:T * I].reshape(T, I)
+    wq = codes[T * I:T * I + O * I].reshape(O, I)
+    bq = codes[T * I + O * I:]
+    acc_cmds = emitted_stream(shape, biases, xq, wq, bq)
     frag = L.ir_fragment(shape)
     num = pe_numerics(biases)
     emb = [embed(d) for d in data]
     ir_data = {"x": emb[:T * I], "w": emb[T * I:T * I + O * I], "b": emb[T * I + O * I:]}
     ir = relay_ila(num, tensor_entries=1 << max(10, (frag.size() - 1).bit_length()))
     out_ir = frag.address("out").reshape(-1)
-    outs = [(int(a), int(g)) for a, g in zip(out_ir, out_gb.reshape(-1))]
+    outs = [(int(a), k) for k, a in enumerate(out_ir)]
+
+    def readback(reads):
+        return np.array([_embed_any(v) for v in driver.readback(reads, T, O // 16).ravel()], dtype=object)
     return ProofSetupExt(
-        Side(ir, ir_commands(frag, ir_data), "tensor"), Side(shared_model(), acc_cmds, "gb_core_large_buffer"),
+        Side(ir, ir_commands(frag, ir_data), "tensor"),
+        Side(shared_model(), acc_cmds, "gb_core_large_buffer", port=_port()),
         data, outs, axioms=[instantiate(num, biases)], funcs=[num.mul, num.add],
-        describe_output=lambda k: f"y[{k // O}, {k % O}]",
-        read_acc=lambda load, g: embed(load(g)), split_outputs=True)
+        describe_output=lambda k: f"y[{k // O}, {k % O}]", readback=readback, split_outputs=True,
+        covers=("codegen-bytes", "order", "model-loops", "read-back"))

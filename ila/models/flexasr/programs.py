@@ -41,17 +41,24 @@ def _tiles(w: np.ndarray, rows: np.ndarray, nv_in: int) -> np.ndarray:
     return blk.reshape(-1)
 
 
+def _codes(a: np.ndarray) -> np.ndarray:
+    """uint8 codes, or an object array of 8-bit terms unchanged (proofs run this code on symbolic
+    codes)."""
+    return a if a.dtype == object else a.astype(np.uint8)
+
+
 def linear_pe_images(w: np.ndarray, b: np.ndarray | None) -> list[np.ndarray]:
     """Weight-buffer images of the 4 PEs for a linear layer: tiles of output vectors
-    p*per .. p*per+per-1, then the bias bytes of those rows."""
+    p*per .. p*per+per-1, then the bias bytes of those rows. Codes are uint8 or 8-bit terms."""
+    w = np.asarray(w)
     nv_out, nv_in = w.shape[0] // 16, w.shape[1] // 16
     per = nv_out // C.NUM_PE
     out = []
     for p in range(C.NUM_PE):
         rows = (p * per + np.arange(per))[:, None] * 16 + np.arange(16)[None, :]
         img = [_tiles(w, rows, nv_in)]
-        img.append(np.zeros(per * 16, np.uint8) if b is None else b[rows.ravel()])
-        out.append(np.concatenate(img).astype(np.uint8))
+        img.append(np.zeros(per * 16, np.uint8) if b is None else np.asarray(b)[rows.ravel()])
+        out.append(_codes(np.concatenate(img)))
     return out
 
 

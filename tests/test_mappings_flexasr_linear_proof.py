@@ -1,5 +1,6 @@
-"""Issue 6: flexasr.linear proved by BMC over abstract arithmetic; every link axiom holds for the
-numpy bodies of its functions; seeded generator bugs are refuted with replayed counterexamples."""
+"""flexasr.linear proved by BMC over abstract arithmetic, over the exact MMIO stream the generator
+emits and its read-back; every link axiom holds for the numpy bodies of its functions; seeded bugs
+in each layer are refuted with replayed counterexamples."""
 import numpy as np
 import pytest
 
@@ -10,6 +11,8 @@ from ila.simplify import Rewriter
 from mappings.base import MappingError
 from mappings.flexasr import linear_proof as LP
 from verify.bmc import check_bmc, query
+from mappings.registry import get
+from verify import mutations
 from verify.mapping import main
 
 SMALL = {"T": 1, "I": 16, "O": 64}
@@ -81,9 +84,20 @@ def test_bmc_proves_linear_over_abstract_arithmetic():
     assert "64 output cells" in v.detail
 
 
-@pytest.mark.parametrize("mutation", ["transposed_weight_tiles", "swapped_input_and_bias_registers"])
+def test_proof_runs_the_emitted_stream_and_read_back():
+    from ila.generic import is_symbolic
+    ps = LP.proof_setup(SMALL)
+    stores = [c for c in ps.acc.commands if any(is_symbolic(v) for k, v in c.items() if k.startswith("data_in"))]
+    # x: 1 vector; w: 64 x 16 codes = 64 words; b: 64 codes = 4 words
+    assert len(stores) == 1 + 64 + 4
+    assert ps.readback is not None and sum(ps.acc.port.is_read(c) for c in ps.acc.commands) == 4
+    assert set(ps.covers) >= {"codegen-bytes", "order", "model-loops", "read-back"}
+
+
+@pytest.mark.parametrize("mutation", ["lane_order", "transposed_weight_tiles", "swapped_input_and_bias_registers",
+                                      "wrong_readback_base"])
 def test_seeded_bugs_are_refuted_and_replayed(mutation):
-    v = check_bmc(LP.proof_setup(SMALL, mutation=mutation))
+    v = mutations.check(get("flexasr.linear"), SMALL, mutation, "bmc")
     assert v.kind == "counterexample" and v.replayed, v
     assert v.trace["ir_value"] != v.trace["acc_value"]
 
@@ -92,7 +106,7 @@ def test_seeded_bugs_are_refuted_and_replayed(mutation):
 @pytest.mark.parametrize("mutation", ["weights_of_next_pe", "bias_off_by_one", "output_vector_off_by_one",
                                       "wrong_input_base"])
 def test_more_seeded_bugs_are_refuted(mutation):
-    v = check_bmc(LP.proof_setup(SMALL, mutation=mutation))
+    v = mutations.check(get("flexasr.linear"), SMALL, mutation, "bmc")
     assert v.kind == "counterexample" and v.replayed, v
 
 
@@ -110,7 +124,7 @@ def test_refusals_name_the_bad_value(capsys, tmp_path, monkeypatch):
     with pytest.raises(MappingError, match="exponent-bias register out = 9"):
         LP.Biases(out=9)
     with pytest.raises(MappingError, match="unknown mutation 'nope'"):
-        LP.proof_setup(SMALL, mutation="nope")
+        mutations.check(get("flexasr.linear"), SMALL, "nope")
     assert main(["flexasr.linear", "--method", "bmc", "--shape", "1x16x32"]) == 2
     assert "O multiple of 64" in capsys.readouterr().err
     assert main(["flexasr.linear", "--method", "bmc", "--shape", "1x16x64", "--timeout", "0.001"]) == 2
