@@ -7,7 +7,7 @@ verdict in the proof ledger (``verify/ledger.json``, or ``D2A_LEDGER``), which `
   larger shapes, and its default shape where the proof finishes in minutes);
 * CHC (``verify.chc.check_chc``) for the LayerReduce family at the default shape and for all sizes
   (``symbolic``);
-* mutation testing: each seeded bug of a mapping (``extras["mutations"]``) by BMC at its small
+* mutation testing: each seeded bug of a mapping (``verify.mutations``) by BMC at its small
   shape; a bug is *killed* by a counterexample that the simulators replayed.
 
 What each proof covers (abstract arithmetic, bit-precise, data movement) is the mapping's own
@@ -56,7 +56,7 @@ MUTATION_SHAPE = {"flexasr.maxpool": "32x32", "flexasr.meanpool": "32x32"}
 def _prove(m, method: str, scope: str, numerics: str, timeout: float):
     shape = None if scope == "symbolic" else m.parse_shape(scope)
     if method == "bmc":
-        return check_bmc(m.extras["proof"](shape, numerics=numerics), solver="z3", timeout=timeout,
+        return check_bmc(m.proof.bmc(shape, numerics=numerics), solver="z3", timeout=timeout,
                          inline_ufs=numerics == "exact", scope=scope)
     return check_chc(m, shape, solver="z3", timeout=timeout, numerics=numerics)
 
@@ -88,10 +88,10 @@ def main(argv=None) -> int:
             print(f"{name:18} {method} {scope:16} {numerics:5} {v.kind:14} {v.seconds:8.2f} s", flush=True)
         if args.no_mutations or not mutations.names(m):
             continue
-        shape = m.parse_shape(MUTATION_SHAPE[name]) if name in MUTATION_SHAPE else dict(m.extras["proof_shape"])
+        shape = m.parse_shape(MUTATION_SHAPE[name]) if name in MUTATION_SHAPE else dict(m.proof.shape)
         layer = mutations.layers(m)
         for mut, text in mutations.names(m).items():
-            for method in (("bmc", "chc") if "chc" in m.extras else ("bmc",)):
+            for method in (("bmc", "chc") if m.proof.chc is not None else ("bmc",)):
                 v = mutations.check(m, shape, mut, method, solver="z3", timeout=args.timeout)
                 killed = v.kind == "counterexample" and v.replayed
                 kills.append((name, format_shape(shape), mut, layer[mut], text, method, v, killed))

@@ -43,7 +43,7 @@ def main(argv=None) -> int:
     rows = []
     for size in args.sizes.split(","):
         shape = m.parse_shape(size)
-        vb = check_bmc(m.extras["proof"](shape), solver="z3", timeout=args.timeout, scope=size)
+        vb = check_bmc(m.proof.bmc(shape), solver="z3", timeout=args.timeout, scope=size)
         record(m, vb, scope=size)
         vc = check_chc(m, shape, solver="z3", timeout=args.timeout)
         record(m, vc, scope=size)

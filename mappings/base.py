@@ -23,8 +23,8 @@ Mappings never import solvers; ``verify/`` checks them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping as TMapping
+from dataclasses import InitVar, dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
@@ -67,7 +67,31 @@ class DataCondition:
 
 
 @dataclass(frozen=True)
+class Proof:
+    """A mapping's formal proof artefacts (absent: the mapping is validated by simulation only).
+
+    ``bmc(shape, *, numerics='uf') -> ProofSetup``: both fragments over shared symbolic data,
+    the accelerator side being the exact stream the code generator emits (``verify.bmc``).
+    ``shape``: the small shape of quick proofs and of mutation testing. ``chc(shape, *,
+    numerics='uf', infer=False) -> ChcSpec`` (or None): the product program and its relational
+    invariants (``verify.chc``; ``shape`` None = all sizes). ``cex_shapes``: where a refuted
+    all-sizes proof looks for a concrete counterexample by BMC."""
+    bmc: Callable[..., Any]
+    shape: dict
+    chc: Callable[..., Any] | None = None
+    cex_shapes: tuple = ()
+
+
+_EXTRAS = {"ir_fragment", "acc_commands", "refinement", "proof", "proof_shape", "chc", "cex_shapes", "mutations",
+           "depends_on", "weight_bits"}   # depends_on: the ledger computes the import closure; weight_bits: unread
+
+
+@dataclass(frozen=True)
 class Mapping:
+    """One IR-accelerator mapping (module docstring). Optional parts are ``None`` when absent:
+    ``ir_fragment(shape) -> IrFragment`` (the compiler-IR ILA fragment), ``codegen(shape, inputs)
+    -> list[dict]`` (the MMIO stream the code generator emits), ``refinement(shape) -> dict``
+    (tensor name -> (IR addresses, accelerator addresses)), ``proof`` (:class:`Proof`)."""
     name: str
     ir_pattern: str
     description: str
@@ -80,8 +104,29 @@ class Mapping:
     run_accelerator: Callable[[dict, dict], np.ndarray]
     shape_strategy: Callable[[], Any] | None = None          # hypothesis strategy of valid shapes
     edge_inputs: Callable[[dict, np.random.Generator], list[dict]] | None = None
-    extras: TMapping[str, Any] = field(default_factory=dict)  # proof artefacts (fragments, maps, invariants)
     data_conditions: tuple[DataCondition, ...] = ()          # checked preconditions on the input data
+    ir_fragment: Callable[[dict], Any] | None = None
+    codegen: Callable[[dict, dict], list] | None = None
+    refinement: Callable[[dict], dict] | None = None
+    proof: Proof | None = None
+    legacy_mutations: dict = field(default_factory=dict)     # seeded bugs named by setups that still take them
+    extras: InitVar[dict | None] = None                      # transitional: the old untyped dict, converted
+
+    def __post_init__(self, extras):
+        if not extras:
+            return
+        unknown = set(extras) - _EXTRAS
+        if unknown:
+            raise MappingError(f"{self.name}: unknown mapping field(s) {sorted(unknown)}")
+        put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
+        for k, new in (("ir_fragment", "ir_fragment"), ("acc_commands", "codegen"), ("refinement", "refinement")):
+            if k in extras:
+                put(new, extras[k])
+        if "proof" in extras:
+            put("proof", Proof(extras["proof"], dict(extras.get("proof_shape") or self.default_shape),
+                               extras.get("chc"), tuple(extras.get("cex_shapes", ()))))
+        if "mutations" in extras:
+            put("legacy_mutations", dict(extras["mutations"]))
 
     @property
     def accelerator(self) -> str:

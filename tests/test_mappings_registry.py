@@ -102,13 +102,13 @@ def test_tolerance_stays_below_a_sane_cap(name):
     prop()
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if "ir_fragment" in registry.get(n).extras])
+@pytest.mark.parametrize("name", [n for n in NAMES if registry.get(n).ir_fragment is not None])
 def test_ir_ila_fragment_agrees_with_the_reference(name):
     m = registry.get(name)
     shape = _small(m)
     inputs = m.random_inputs(shape, np.random.default_rng(7))
     ref = m.reference(shape, inputs)
-    got = run_ir(m.extras["ir_fragment"](shape), inputs)
+    got = run_ir(m.ir_fragment(shape), inputs)
     if m.accelerator == "vta":
         assert np.array_equal(got.astype(np.int64), np.asarray(ref).reshape(got.shape))
     else:

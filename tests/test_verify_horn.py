@@ -7,7 +7,7 @@ from verify.horn import horn_clauses, horn_smtlib
 
 def test_horn_export_parses_and_leaves_configuration_out_of_the_predicates():
     m = registry.get("flexasr.maxpool")
-    spec = m.extras["chc"]({"R": 2, "C": 16})
+    spec = m.proof.chc({"R": 2, "C": 16})
     text = horn_smtlib(spec)
     s = z3.SolverFor("HORN")
     s.from_string(text)                                  # well-formed for z3's CHC engines

@@ -12,7 +12,7 @@ from verify import chc, houdini, templates
 
 def test_houdini_drops_non_inductive_candidates_and_keeps_the_relational_ones():
     m = registry.get("flexasr.maxpool")
-    spec = m.extras["chc"]({"R": 2, "C": 16}, infer=True)
+    spec = m.proof.chc({"R": 2, "C": 16}, infer=True)
     lp = spec.loops[0]                                     # the IR pooling loop
     sysm, start = chc.loop_of(lp)
     rel = lp.candidates(sysm)
@@ -34,7 +34,7 @@ def test_inferred_invariant_proves_maxpool():
 def test_inference_needs_the_relational_candidates():
     """Without the family's relational candidates the generic templates cannot reach the post."""
     m = registry.get("flexasr.maxpool")
-    spec = m.extras["chc"]({"R": 2, "C": 16}, infer=True)
+    spec = m.proof.chc({"R": 2, "C": 16}, infer=True)
     spec = dataclasses.replace(spec, loops=[dataclasses.replace(lp, candidates=None) for lp in spec.loops])
     spec, _ = houdini.infer_invariants(spec)
     status, rows = chc.check_invariants(spec)

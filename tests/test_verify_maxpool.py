@@ -15,13 +15,13 @@ M = get("flexasr.maxpool")
 
 @pytest.mark.parametrize("solver", ["z3", "cvc5"])
 def test_bmc_proves_small_shape(solver):
-    v = check_bmc(M.extras["proof"]({"R": 2, "C": 16}), solver=solver, scope="2x16")
+    v = check_bmc(M.proof.bmc({"R": 2, "C": 16}), solver=solver, scope="2x16")
     assert isinstance(v, Proved) and v.scope == "2x16"
     assert scope.is_full(v.covers) and "numerics-uf" in v.covers
 
 
 def test_bmc_exact_numerics_proves():
-    v = check_bmc(M.extras["proof"]({"R": 4, "C": 16}, numerics="exact"), inline_ufs=True)
+    v = check_bmc(M.proof.bmc({"R": 4, "C": 16}, numerics="exact"), inline_ufs=True)
     assert v.kind == "proved" and "numerics-exact" in v.covers
 
 
@@ -36,7 +36,7 @@ def test_proof_fragment_is_the_emitted_stream_with_symbolic_bytes():
     over the input symbols built by the real packer (not elements substituted afterwards), and
     it ends with the emitted read-back."""
     from ila.generic import is_symbolic
-    ps = M.extras["proof"]({"R": 2, "C": 16})
+    ps = M.proof.bmc({"R": 2, "C": 16})
     cmds = ps.acc.commands
     stores = [c for c in cmds if any(is_symbolic(v) for k, v in c.items() if k.startswith("data_in"))]
     assert len(stores) == 2, "the 2x16 input is two 16-byte stores of terms over the input symbols"

@@ -72,7 +72,7 @@ def test_symbolic_maxpool_consecution_part_is_rewritten_to_linear():
     from mappings import registry
     from verify import chc, refine as R
     m = registry.get("flexasr.maxpool")
-    spec = m.extras["chc"](None, numerics="uf")
+    spec = m.proof.chc(None, numerics="uf")
     built = chc.build(spec)
     parts = [q for c in built.clauses for p in c.parts for q in (p.parts() if callable(p.parts) else [p])
              if q.name.startswith("ir: consecution")]

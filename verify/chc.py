@@ -367,7 +367,7 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
     failing clause fails, from the solver's counter-model, then the mapping's ``cex_shapes``)
     and replayed in the simulators."""
     t0 = time.perf_counter()
-    spec: ChcSpec = mapping.extras["chc"](shape, numerics=numerics, **({"infer": True} if infer else {}))
+    spec: ChcSpec = mapping.proof.chc(shape, numerics=numerics, **({"infer": True} if infer else {}))
     inferred = []
     if any(lp.invariant is None for lp in spec.loops):
         from .houdini import infer_invariants
@@ -404,16 +404,16 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
     if overall == "unknown":
         return Unknown("chc", solver, secs, reason=f"some clauses unknown: {table}{spacer_note}")
     bad = [n for n, s, _ in rows if s.startswith("invalid")]
-    if "proof" in mapping.extras:       # look for a real counterexample by BMC
+    if mapping.proof is not None:       # look for a real counterexample by BMC
         from .bmc import check_bmc
         shapes = [shape] if shape is not None else (countershapes(spec, failed, solver=solver) +
-                                                    list(mapping.extras.get("cex_shapes", [mapping.default_shape])))
+                                                    list(mapping.proof.cex_shapes or [mapping.default_shape]))
         for at in shapes:
             try:
                 mapping.check_shape(at)
             except Exception:
                 continue
-            v = check_bmc(mapping.extras["proof"](at, numerics=numerics), solver=solver, timeout=timeout,
+            v = check_bmc(mapping.proof.bmc(at, numerics=numerics), solver=solver, timeout=timeout,
                           inline_ufs=numerics == "exact")
             if isinstance(v, Counterexample):
                 where = "this shape" if shape is not None else f"shape {'x'.join(map(str, at.values()))}"

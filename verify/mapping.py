@@ -90,15 +90,15 @@ def _proof(args, m) -> int:
     if args.method == "bmc":
         if symbolic:
             raise MappingError("--shape symbolic needs --method chc (BMC unrolls a fixed shape)")
-        if "proof" not in m.extras:
+        if m.proof is None:
             raise MappingError(f"{m.name} has no proof setup for BMC yet")
         from .bmc import check_bmc
-        ps = m.extras["proof"](shape, numerics=args.numerics)
+        ps = m.proof.bmc(shape, numerics=args.numerics)
         v = check_bmc(ps, solver=args.solver, timeout=args.timeout, inline_ufs=args.numerics == "exact",
                       emit_smt=args.emit_smt, label=f"{m.name}.{scope}", scope=scope)
     else:
         from .chc import check_chc
-        if "chc" not in m.extras:
+        if m.proof is None or m.proof.chc is None:
             raise MappingError(f"{m.name} has no CHC setup (product program and invariants) yet")
         v = check_chc(m, shape, solver=args.solver, timeout=args.timeout, numerics=args.numerics,
                       emit_smt=args.emit_smt, spacer=args.spacer, infer=args.infer)

@@ -111,7 +111,7 @@ def names(mapping) -> dict[str, str]:
     t = _table(mapping.name)
     if t is not None:
         return {k: m.description for k, m in t.items()}
-    return dict(mapping.extras.get("mutations", {}))
+    return dict(mapping.legacy_mutations)
 
 
 def layers(mapping) -> dict[str, str]:
@@ -119,7 +119,7 @@ def layers(mapping) -> dict[str, str]:
     t = _table(mapping.name)
     if t is not None:
         return {k: m.layer for k, m in t.items()}
-    return {k: "codegen" for k in mapping.extras.get("mutations", {})}
+    return {k: "codegen" for k in mapping.legacy_mutations}
 
 
 def get(mapping, name: str | None) -> Mutation | None:
@@ -139,9 +139,9 @@ def proof_setup(mapping, shape: dict, *, mutation: str | None = None, **kw):
     :func:`applied` for registered mutations, else by the setup's own ``mutation`` argument)."""
     m = get(mapping, mutation)
     if mutation is not None and m is None:
-        return mapping.extras["proof"](shape, mutation=mutation, **kw)
+        return mapping.proof.bmc(shape, mutation=mutation, **kw)
     with applied(m):
-        return mapping.extras["proof"](shape, **kw)
+        return mapping.proof.bmc(shape, **kw)
 
 
 def check(mapping, shape, mutation: str | None, method: str = "bmc", **kw):
@@ -157,5 +157,5 @@ def check(mapping, shape, mutation: str | None, method: str = "bmc", **kw):
         if method == "chc":
             return check_chc(mapping, shape, **kw)
         if mutation is not None and m is None:
-            return check_bmc(mapping.extras["proof"](shape, mutation=mutation), **kw)
-        return check_bmc(mapping.extras["proof"](shape), **kw)
+            return check_bmc(mapping.proof.bmc(shape, mutation=mutation), **kw)
+        return check_bmc(mapping.proof.bmc(shape), **kw)
