@@ -187,16 +187,20 @@ class Mapping:
         return shape
 
 
-RUNNERS = ("random_inputs", "reference", "run_accelerator", "shape_strategy", "edge_inputs")
+RUNNERS = ("random_inputs", "reference", "run_accelerator", "shape_strategy", "edge_inputs", "ir_fragment",
+           "refinement")
 
 
 def mapping_from_module(namespace: dict, **fields) -> Mapping:
     """A Mapping whose runners (``random_inputs``, ``reference``, ``run_accelerator`` and, if
-    defined, ``shape_strategy`` and ``edge_inputs``) are the functions of those names in a mapping
-    module's ``globals()``; the other fields are given."""
+    defined, ``shape_strategy``, ``edge_inputs``, ``ir_fragment``, ``refinement``, and ``codegen``
+    from a function ``acc_commands``) are the functions of those names in a mapping module's
+    ``globals()``; the other fields are given."""
     for name in RUNNERS:
         if name not in fields and name in namespace:
             fields[name] = namespace[name]
+    if "codegen" not in fields and "acc_commands" in namespace:
+        fields["codegen"] = namespace["acc_commands"]
     return Mapping(**fields)
 
 

@@ -305,6 +305,4 @@ MAPPING = mapping_from_module(
     side_conditions=SIDE_CONDITIONS,
     tolerance=tolerance_for,
     data_conditions=DATA_CONDITIONS,
-    extras={"ir_fragment": ir_fragment, "refinement": refinement,
-            "depends_on": F.DEPENDS_ON},
 )

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ila.models.flexasr import reference as ref
-from mappings.base import mapping_from_module
+from mappings.base import Proof, mapping_from_module
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
@@ -126,7 +126,5 @@ MAPPING = mapping_from_module(
     default_shape={"T": 16, "I": 64, "O": 64},
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
-    extras={"ir_fragment": ir_fragment, "acc_commands": acc_commands, "refinement": refinement,
-            "proof": proof_setup, "proof_shape": {"T": 1, "I": 16, "O": 64},
-            "depends_on": F.DEPENDS_ON + ("mappings.flexasr.linear_proof", "mappings.proof_ext")},
+    proof=Proof(proof_setup, {"T": 1, "I": 16, "O": 64}),
 )

@@ -114,6 +114,4 @@ MAPPING = mapping_from_module(
     default_shape={"T": 8, "I": 64, "H": 64},
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
-    extras={"ir_fragment": ir_fragment, "acc_commands": acc_commands, "refinement": refinement,
-            "depends_on": F.DEPENDS_ON},
 )

@@ -24,7 +24,7 @@ import numpy as np
 from ila import bv_const, generic, ite, zext
 from ila.models.relay.model import FUNC_IDS, relay_ila
 from ila.models.relay.numerics import abstract
-from mappings.base import Mapping, ProofSetup, Side, SideCondition, symbolic_data
+from mappings.base import Mapping, Proof, ProofSetup, Side, SideCondition, symbolic_data
 
 GB_LARGE_SIZE = 1 << 20
 NAME = "flexasr.maxpool"
@@ -44,6 +44,14 @@ def tiled(R: int, C: int) -> np.ndarray:
     t = np.arange(R)[:, None]
     c = np.arange(C)[None, :]
     return gb_address(t, c // 16, c % 16, C // 16)
+
+
+def refinement(shape: dict) -> dict:
+    """The declared refinement map at ``shape``: tensor name -> (accelerator memory, GB byte offset
+    of each element), from :func:`gb_address`; pooling is in place, so output timestep t sits where
+    input timestep t did."""
+    off = tiled(shape["R"], shape["C"])
+    return {"x": ("gb_core_large_buffer", off), "out": ("gb_core_large_buffer", off[:shape["R"] // 2])}
 
 
 SIDE_CONDITIONS = (
@@ -166,7 +174,7 @@ def proof_setup(shape: dict, *, numerics: str = "uf", op: str = "max"):
     ir = relay_ila(num, tensor_entries=1 << 22)
     d = symbolic_data(R * C, 8)
     codes = np.array(d, dtype=object).reshape(R, C)
-    off = tiled(R, C)
+    off = refinement(shape)["x"][1]
     outs = [(R * C + t * C + c, t * C + c) for t in range(R // 2) for c in range(C)]
 
     def link(apps):
@@ -180,6 +188,14 @@ def proof_setup(shape: dict, *, numerics: str = "uf", op: str = "max"):
                       inputs=[(t * C + c, int(off[t, c])) for t in range(R) for c in range(C)],
                       readback=lambda reads: driver.readback(reads, R // 2, C // 16),
                       covers=("codegen-bytes", "order", "model-loops", "read-back"))
+
+
+def acc_commands(shape: dict, inputs: dict) -> list[dict]:
+    """The MMIO stream the code generator emits for input ``x`` [R, C] (float32, quantised to
+    AdaptivFloat codes as the driver does)."""
+    from ila.numerics import adaptivfloat as af
+    codes, _ = af.quantize(np.asarray(inputs["x"], np.float32))
+    return emitted_stream(shape["R"], shape["C"], codes, "max")
 
 
 # ----------------------------------------------------------------------------- simulation
@@ -229,12 +245,12 @@ MAPPING = Mapping(
     run_accelerator=run_accelerator,
     shape_strategy=shape_strategy,
     edge_inputs=edge_inputs,
-    extras={"proof": proof_setup,
-            "chc": lambda shape, numerics="uf", infer=False: __import__(
-                "mappings.flexasr.layer_reduce_chc", fromlist=["chc_spec"]).chc_spec(
-                    shape, numerics=numerics, infer=infer),
-            "cex_shapes": ({"R": 4, "C": 32}, {"R": 32, "C": 32}),   # where a symbolic refutation looks for a trace
-            "depends_on": ("ila.models.flexasr", "ila.models.relay.model", "ila.models.relay.numerics",
-                           "ila.numerics.adaptivfloat")},
+    codegen=acc_commands,
+    refinement=refinement,
+    proof=Proof(proof_setup, {"R": 16, "C": 64},
+                chc=lambda shape, numerics="uf", infer=False: __import__(
+                    "mappings.flexasr.layer_reduce_chc", fromlist=["chc_spec"]).chc_spec(
+                        shape, numerics=numerics, infer=infer),
+                cex_shapes=({"R": 4, "C": 32}, {"R": 32, "C": 32})),   # where a symbolic refutation looks for a trace
 )
 

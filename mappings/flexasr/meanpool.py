@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ila.models.flexasr import reference as ref
-from mappings.base import mapping_from_module
+from mappings.base import Proof, mapping_from_module
 from mappings.common import IrFragment
 from mappings.flexasr import common as F
 from mappings.flexasr.maxpool import SIDE_CONDITIONS as POOL_CONDITIONS
@@ -40,9 +40,8 @@ def ir_fragment(shape: dict) -> IrFragment:
 
 
 def refinement(shape: dict) -> dict:
-    R, C = shape["R"], shape["C"]
-    off = F.tiled(R, C)
-    return {"x": ("gb_core_large_buffer", off), "out": ("gb_core_large_buffer", off[:R // 2])}
+    """flexasr.maxpool's declared refinement map (the same LayerReduce placement)."""
+    return _pool().refinement(shape)
 
 
 def random_inputs(shape: dict, rng: np.random.Generator) -> dict:
@@ -94,12 +93,11 @@ MAPPING = mapping_from_module(
     default_shape={"R": 16, "C": 64},
     side_conditions=POOL_CONDITIONS,
     tolerance=TOLERANCE,
-    extras={"ir_fragment": ir_fragment, "acc_commands": acc_commands, "refinement": refinement,
-            "depends_on": F.DEPENDS_ON,
-            # formal proofs share flexasr.maxpool's fragments and the LayerReduce family's CHC
-            # artefacts; the CHC invariant is always inferred (this mapping states none)
-            "proof": lambda shape, numerics="uf": _pool().proof_setup(shape, numerics=numerics, op="mean"),
-            "chc": lambda shape, numerics="uf", infer=True: _family().chc_spec(
-                shape, numerics=numerics, op="mean", infer=True),
-            "cex_shapes": ({"R": 4, "C": 32}, {"R": 32, "C": 32})},
+    # formal proofs share flexasr.maxpool's fragments and the LayerReduce family's CHC artefacts;
+    # the CHC invariant is always inferred (this mapping states none)
+    proof=Proof(lambda shape, numerics="uf": _pool().proof_setup(shape, numerics=numerics, op="mean"),
+                {"R": 16, "C": 64},
+                chc=lambda shape, numerics="uf", infer=True: _family().chc_spec(shape, numerics=numerics, op="mean",
+                                                                               infer=True),
+                cex_shapes=({"R": 4, "C": 32}, {"R": 32, "C": 32})),
 )
