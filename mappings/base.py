@@ -66,6 +66,16 @@ class DataCondition:
         return self.value(shape, inputs) < self.bound
 
 
+def _resolve(ref):
+    """A callable, or ``"module:function"`` imported on first use (so a mapping's spec module need
+    not import its proof modules, which import the spec: no import cycle)."""
+    if not isinstance(ref, str):
+        return ref
+    import importlib
+    mod, _, fn = ref.partition(":")
+    return getattr(importlib.import_module(mod), fn)
+
+
 @dataclass(frozen=True)
 class Proof:
     """A mapping's formal proof artefacts (absent: the mapping is validated by simulation only).
@@ -75,11 +85,20 @@ class Proof:
     ``shape``: the small shape of quick proofs and of mutation testing. ``chc(shape, *,
     numerics='uf', infer=False) -> ChcSpec`` (or None): the product program and its relational
     invariants (``verify.chc``; ``shape`` None = all sizes). ``cex_shapes``: where a refuted
-    all-sizes proof looks for a concrete counterexample by BMC."""
-    bmc: Callable[..., Any]
+    all-sizes proof looks for a concrete counterexample by BMC. The two builders are given as
+    callables or as ``"module:function"`` references."""
+    bmc_setup: Callable[..., Any] | str
     shape: dict
-    chc: Callable[..., Any] | None = None
+    chc_spec: Callable[..., Any] | str | None = None
     cex_shapes: tuple = ()
+
+    @property
+    def bmc(self) -> Callable[..., Any]:
+        return _resolve(self.bmc_setup)
+
+    @property
+    def chc(self) -> Callable[..., Any] | None:
+        return None if self.chc_spec is None else _resolve(self.chc_spec)
 
 
 _EXTRAS = {"ir_fragment", "acc_commands", "refinement", "proof", "proof_shape", "chc", "cex_shapes", "mutations",

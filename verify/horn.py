@@ -48,7 +48,7 @@ def _params(built, spec) -> list[Expr]:
 def horn_clauses(spec, *, inline_ufs: bool = False):
     """(encoder, predicate declarations, list of (name, body Exprs, head)) of the product program.
     A head is (predicate index, argument Exprs) or None for ``false``."""
-    from .chc import build
+    from .clauses import build
     built = build(spec)
     params = _params(built, spec)
     preds = []

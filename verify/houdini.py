@@ -68,7 +68,7 @@ def _falsified(goal_hyp: Expr, cands: list[Expr], spec, *, solver, timeout, inli
 def infer(spec, lp, candidates: list[Expr], *, solver: str = "z3", timeout: float | None = 30.0,
           inline_ufs: bool = False) -> Inference:
     """Houdini over ``candidates`` (expressions over the loop system of ``lp``)."""
-    from .chc import _valid_part, Clause, loop_of
+    from .clauses import _valid_part, Clause, loop_of
     t0 = time.perf_counter()
     sysm, start = loop_of(lp)
     seen, cands = set(), []
@@ -126,7 +126,7 @@ def infer_invariants(spec, *, solver: str = "z3", timeout: float | None = 30.0, 
     generic templates (:func:`verify.templates.loop_candidates`) and the loop's relational
     ``candidates``; returns (new spec, one note per inferred loop)."""
     import dataclasses
-    from .chc import loop_of
+    from .clauses import loop_of
     from .templates import loop_candidates
     loops, notes = [], []
     for lp in spec.loops:

@@ -134,7 +134,6 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", op: str = "max", infer
                   "acc": [(d[t * C0 + c], int(off[t, c])) for t in range(R0) for c in range(C0)]}
         read_map = {"readback": lambda reads: driver.readback(reads, R0 // 2, C0 // 16),
                     "cells": [(t * C0 + c, int(off[t, c])) for t in range(R0 // 2) for c in range(C0)]}
-    zero32 = bv_const(0, 32)
 
     def declared(t, v):       # the declared map's byte offset of vector v of timestep t (32-bit terms)
         def w32(x):
@@ -216,3 +215,8 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", op: str = "max", infer
         shape_of=lambda vals: {"R": vals["p.R"], "C": 16 * vals["p.V"]},
         covers=("configuration-fields", "model-loops") if symbolic else
         ("codegen-bytes", "order", "model-loops", "read-back"))
+
+
+def mean_chc_spec(shape: dict | None, numerics: str = "uf", infer: bool = True) -> ChcSpec:
+    """flexasr.meanpool's CHC artefacts: the invariant is always inferred (the mapping states none)."""
+    return chc_spec(shape, numerics=numerics, op="mean", infer=True)

@@ -101,16 +101,6 @@ def acc_commands(shape: dict, inputs: dict) -> list[dict]:
     return fragment_to_mmio(_run(shape, inputs).fragment)
 
 
-def _proof_module():
-    from mappings.flexasr import linear_proof
-    return linear_proof
-
-
-def proof_setup(shape: dict, *, numerics: str = "uf"):
-    """BMC proof setup over abstract arithmetic: see :mod:`mappings.flexasr.linear_proof`."""
-    return _proof_module().proof_setup(shape, numerics=numerics)
-
-
 def shape_strategy():
     from hypothesis import strategies as st
     return st.builds(lambda t, i, o: {"T": t, "I": 16 * i, "O": 64 * o},
@@ -126,5 +116,5 @@ MAPPING = mapping_from_module(
     default_shape={"T": 16, "I": 64, "O": 64},
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
-    proof=Proof(proof_setup, {"T": 1, "I": 16, "O": 64}),
+    proof=Proof("mappings.flexasr.linear_proof:proof_setup", {"T": 1, "I": 16, "O": 64}),
 )

@@ -247,10 +247,7 @@ MAPPING = Mapping(
     edge_inputs=edge_inputs,
     codegen=acc_commands,
     refinement=refinement,
-    proof=Proof(proof_setup, {"R": 16, "C": 64},
-                chc=lambda shape, numerics="uf", infer=False: __import__(
-                    "mappings.flexasr.layer_reduce_chc", fromlist=["chc_spec"]).chc_spec(
-                        shape, numerics=numerics, infer=infer),
+    proof=Proof(proof_setup, {"R": 16, "C": 64}, chc_spec="mappings.flexasr.layer_reduce_chc:chc_spec",
                 cex_shapes=({"R": 4, "C": 32}, {"R": 32, "C": 32})),   # where a symbolic refutation looks for a trace
 )
 

@@ -74,11 +74,6 @@ def _pool():
     return maxpool
 
 
-def _family():
-    from mappings.flexasr import layer_reduce_chc
-    return layer_reduce_chc
-
-
 def shape_strategy():
     from hypothesis import strategies as st
     return st.builds(lambda r, v: {"R": 2 * r, "C": 16 * v}, st.integers(1, 20), st.integers(1, 4))
@@ -97,7 +92,6 @@ MAPPING = mapping_from_module(
     # the CHC invariant is always inferred (this mapping states none)
     proof=Proof(lambda shape, numerics="uf": _pool().proof_setup(shape, numerics=numerics, op="mean"),
                 {"R": 16, "C": 64},
-                chc=lambda shape, numerics="uf", infer=True: _family().chc_spec(shape, numerics=numerics, op="mean",
-                                                                               infer=True),
+                chc_spec="mappings.flexasr.layer_reduce_chc:mean_chc_spec",
                 cex_shapes=({"R": 4, "C": 32}, {"R": 32, "C": 32})),
 )
