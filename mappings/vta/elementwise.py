@@ -6,20 +6,29 @@ elements).
 Compiler-IR ILA fragment: the operands row-major, then ``add`` / ``nn.relu`` (``relay_ila("int32")``:
 wrapping bvadd, signed max with 0).
 
-Accelerator fragment (``vta_program.elementwise_program``): DRAM image (one uop; a, and b, as
-16-lane int32 accumulator rows, zero-padded), LOAD UOP, LOAD ACC (a at rows 0..r-1, b at r..2r-1),
-ALU ADD (register operand: row i += row r + i) or ALU MAX with immediate 0, STORE, FINISH.
+Accelerator fragment (``driver.program_commands`` of ``driver.elementwise_program``): the DRAM
+image as 8-byte virtual-memory writes (one uop; a, and b, as rows of 16 int32 lanes, each lane 4
+bytes little-endian, zero-padded to whole rows), then one 128-bit instruction per command: LOAD
+UOP, LOAD ACC (a at rows 0..r-1, b at r..2r-1), ALU ADD (register operand: row i += row r + i) or
+ALU MAX with immediate 0, STORE, FINISH.
 
-Refinement map: IR a[k] <-> DRAM bytes ``64 * a_base + 4k .. 4k+3`` (little-endian), b likewise;
-IR out[k] <-> accumulator SRAM entry k (rows of 16 lanes).
+Refinement map (:func:`refinement`, declared here): IR a[k] <-> DRAM bytes ``64 + 4k .. 64 + 4k
++ 3`` (accumulator element 1, after the 4-byte uop), b[k] <-> ``64 (1 + r) + 4k ..`` with r =
+ceil(n/16) rows; IR out[k] <-> accumulator SRAM entry :func:`acc_entries` k (row k / 16, lane
+k % 16; :mod:`mappings.vta.common` says why the result is compared there).
 
-Exact: tolerance 0; ``--method bmc`` proves the fragments equal for all int32 data.
+Proof (``--method bmc``): the exact stream the driver emits for symbolic int32 operands (32-bit
+symbols through the packer into the DRAM words), executed on the VTA ILA from reset, equals the
+IR fragment on every output entry for all int32 data, bit-precisely. Covers
+``mappings.vta.common.COVERS``; not the int8 read-back. Seeded bugs: ``verify/mutations/vta.py``.
+
+Exact: tolerance 0.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from mappings.base import Mapping, SideCondition, check_mutation
+from mappings.base import Mapping, Proof, SideCondition
 from mappings.common import IrFragment, Layout
 from mappings.vta import common as V
 
@@ -41,28 +50,24 @@ def ir_fragment(op: str, shape: dict) -> IrFragment:
 
 
 def program(op: str, shape: dict, inputs: dict):
+    """The driver's program for ``inputs`` (int32 arrays, or tensors of 32-bit terms)."""
     from ila.models.vta.driver import elementwise_program
     return elementwise_program(op, inputs["a"], inputs.get("b"))
 
 
+def acc_entries(shape: dict) -> np.ndarray:
+    """The declared output map: accumulator SRAM entry of out[k] (row k / 16, lane k % 16)."""
+    return np.arange(shape["n"])
+
+
 def refinement(op: str, shape: dict) -> dict:
-    from ila.models.vta.isa import MEM_ACC
+    """The declared refinement map (module docstring)."""
     n = shape["n"]
-    zeros = {"a": np.zeros(n, np.int64), "b": np.zeros(n, np.int64)}
-    prog = program(op, shape, zeros)
-    loads = [i.dram_base for i in prog.insns if getattr(i, "opcode", None) == 0 and getattr(i, "memory_type", None) == MEM_ACC]
-    out = {"a": ("vta_dram", 64 * loads[0] + 4 * np.arange(n))}
+    out = {"a": ("vta_dram", 64 + 4 * np.arange(n))}
     if op == "add":
-        out["b"] = ("vta_dram", 64 * loads[1] + 4 * np.arange(n))
-    out["out"] = ("vta_acc_mem", np.arange(n))
+        out["b"] = ("vta_dram", 64 * (1 + _rows(shape)) + 4 * np.arange(n))
+    out["out"] = ("vta_acc_mem", acc_entries(shape))
     return out
-
-
-# seeded bugs for mutation testing of the proofs (tests/test_vta_proof.py): name -> description
-MUTATIONS = {
-    "input_element_off_by_one": "code generator: a[k] is stored where a[k + 1] belongs (4 bytes further)",
-    "output_row_off_by_one": "refinement map: IR out[k] is read one accumulator row (16 entries) further",
-}
 
 
 def make(op: str) -> Mapping:
@@ -93,22 +98,22 @@ def make(op: str) -> Mapping:
     def run_accelerator(shape, inputs):
         return V.run_acc(program(op, shape, inputs))[:shape["n"]].astype(np.int64)
 
-    def proof_setup(shape, *, numerics="exact", mutation=None):
-        """Both fragments over shared symbolic int32 data (bit-precise; ``numerics`` is ignored).
-        ``mutation``: one of MUTATIONS (MappingError for an unknown name)."""
-        check_mutation(name, mutation, MUTATIONS)
-        ref = refinement(op, shape)
+    def acc_commands(shape, inputs):
+        """The MMIO command stream the driver emits for these inputs."""
+        return V.commands(program(op, shape, inputs))
+
+    def proof_setup(shape, *, numerics="exact"):
+        """The BMC setup (module docstring): the driver's stream for symbolic int32 operands
+        against the IR fragment, outputs compared at the declared accumulator entries.
+        ``numerics`` is ignored (bit-precise either way). Seeded bugs are applied around this
+        function by ``verify.mutations``."""
         n = shape["n"]
-        prog = program(op, shape, {"a": np.zeros(n, np.int64), "b": np.zeros(n, np.int64)})
+        frag = ir_fragment(op, shape)
         names = ("a", "b") if op == "add" else ("a",)
-        addrs = {k: ref[k][1] for k in names}
-        out = ref["out"][1]
-        if mutation == "input_element_off_by_one":
-            addrs["a"] = addrs["a"] + 4
-        elif mutation == "output_row_off_by_one":
-            out = np.asarray(out) + 16
-        return V.proof_setup(ir_fragment(op, shape), prog, byte_addrs=addrs,
-                             widths={k: 32 for k in names}, out_acc_index=out,
+        t = {k: V.symbolic_tensor(k, (n,), 32) for k in names}
+        ref = refinement(op, shape)
+        inputs = [(int(a), int(b)) for k in names for a, b in zip(frag.address(k).reshape(-1), ref[k][1])]
+        return V.proof_setup(frag, program(op, shape, t), t, out_entries=acc_entries(shape), inputs=inputs,
                              describe=lambda k: f"out[{k}]")
 
     def shape_strategy():
@@ -128,7 +133,8 @@ def make(op: str) -> Mapping:
         run_accelerator=run_accelerator,
         shape_strategy=shape_strategy,
         edge_inputs=edge_inputs,
-        extras={"ir_fragment": lambda shape: ir_fragment(op, shape), "refinement": lambda shape: refinement(op, shape),
-                "proof": proof_setup, "proof_shape": {"n": 32}, "mutations": MUTATIONS,
-                "depends_on": ("ila.models.vta.model", "ila.models.vta.driver", "ila.models.relay.model")},
+        ir_fragment=lambda shape: ir_fragment(op, shape),
+        codegen=acc_commands,
+        refinement=lambda shape: refinement(op, shape),
+        proof=Proof(proof_setup, {"n": 32}),
     )

@@ -5,24 +5,33 @@ IR pattern: ``(nn.dense ?x ?w (out_dtype int32))`` with int8 x and w.
 Compiler-IR ILA fragment (:func:`ir_fragment`, ``relay_ila("int32")``): x and w row-major
 (sign-extended int8 values), ``nn.dense`` into the output (exact wrapping 32-bit arithmetic).
 
-Accelerator fragment (``vta_program.dense_program``, no requantisation): DRAM image (uops; x as
-16-lane input rows, K zero-padded to 16; w as 16x16 weight tiles [M/16][K/16][out][in]), LOAD UOP,
-LOAD WGT, LOAD INP, GEMM with reset, GEMM over the K/16 uops, STORE, FINISH — one VTA instruction
-per command.
+Accelerator fragment (:func:`acc_commands`: ``driver.program_commands`` of
+``driver.dense_program``, no requantisation): the DRAM image as 8-byte virtual-memory writes (uops;
+x as 16-lane int8 input rows, K zero-padded to 16; w as 16x16 int8 weight tiles
+``[M/16][K/16][out][in]``), then one 128-bit VTA instruction per command: LOAD UOP, LOAD WGT,
+LOAD INP, GEMM with reset, GEMM over the K/16 uops, STORE, FINISH.
 
-Refinement map: IR x[n, k] <-> DRAM byte ``16 * (x_base + n * K/16) + k`` (padded rows), IR
-w[m, k] <-> the byte of weight tile (m/16, k/16), lane (m % 16, k % 16); IR out[n, m] <->
-accumulator SRAM entry ``(n * ceil(M/16) + m/16) * 16 + m % 16`` (int32; see
-:mod:`mappings.vta.common` for why the result is compared there).
+Refinement map (:func:`refinement`, declared here, independent of the generator and the model):
+IR x[n, k] <-> DRAM byte ``16 * (x_base + n * kb) + k`` with ``kb = ceil(K/16)`` and ``x_base =
+ceil(4 (kb + 1) / 16)`` (after the kb + 1 four-byte uops), IR w[m, k] <-> DRAM byte ``256 *
+(w_base + (m/16) kb + k/16) + 16 (m % 16) + k % 16`` with ``w_base = ceil(16 (x_base + N kb) /
+256)``; IR out[n, m] <-> accumulator SRAM entry :func:`acc_index` ``(n * ceil(M/16) + m/16) * 16
++ m % 16`` (int32; :mod:`mappings.vta.common` says why the result is compared there).
 
-Exact: tolerance 0. ``--method bmc`` proves the two fragments equal for all int8 data at small
-shapes (bit-precise: both sides are exact bit-vector arithmetic).
+Proof (``--method bmc``, :func:`proof_setup`): the exact stream the driver emits for symbolic
+int8 x and w (8-bit symbols through the packer into the DRAM words), executed on the VTA ILA from
+reset, equals the IR fragment on every output entry for all data, bit-precisely (int8 x int8 ->
+int32 wrapping MACs on both sides; ``numerics`` makes no difference, there are no uninterpreted
+functions). Covers ``mappings.vta.common.COVERS``; not the int8 read-back. Seeded bugs:
+``verify/mutations/vta.py``.
+
+Exact: tolerance 0.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from mappings.base import Mapping, SideCondition, check_mutation
+from mappings.base import Mapping, Proof, SideCondition
 from mappings.common import IrFragment, Layout
 from mappings.vta import common as V
 
@@ -54,11 +63,19 @@ def ir_fragment(shape: dict) -> IrFragment:
 
 
 def program(shape: dict, inputs: dict):
+    """The driver's program for ``inputs`` (int8 arrays, or tensors of 8-bit terms)."""
     from ila.models.vta.driver import dense_program
     return dense_program(inputs["x"], inputs["w"])
 
 
+def acc_commands(shape: dict, inputs: dict) -> list[dict]:
+    """The MMIO command stream the driver emits for these inputs."""
+    return V.commands(program(shape, inputs))
+
+
 def acc_index(shape: dict) -> np.ndarray:
+    """The declared output map: accumulator SRAM entry of out[n, m] (row n * ceil(M/16) + m/16 of
+    16 int32 lanes, lane m % 16)."""
     N, M = shape["N"], shape["M"]
     mb = _blocks(shape)[1]
     n, m = np.arange(N)[:, None], np.arange(M)[None, :]
@@ -66,45 +83,31 @@ def acc_index(shape: dict) -> np.ndarray:
 
 
 def refinement(shape: dict) -> dict:
-    """DRAM byte of every x and w element, accumulator entry of every output element."""
+    """The declared refinement map (module docstring): DRAM byte of every x and w element,
+    accumulator entry of every output element."""
     N, K, M = shape["N"], shape["K"], shape["M"]
     kb, _ = _blocks(shape)
-    prog = program(shape, {"x": np.zeros((N, K), np.int64), "w": np.zeros((M, K), np.int64)})
-    from ila.models.vta.isa import MEM_INP, MEM_WGT
-    base = {i.memory_type: i.dram_base for i in prog.insns if getattr(i, "opcode", None) == 0
-            and getattr(i, "memory_type", None) in (MEM_INP, MEM_WGT)}
+    x_base = -(-4 * (kb + 1) // 16)
+    w_base = -(-16 * (x_base + N * kb) // 256)
     n, k = np.arange(N)[:, None], np.arange(K)[None, :]
-    x = 16 * (base[MEM_INP] + n * kb) + k
+    x = 16 * (x_base + n * kb) + k
     m = np.arange(M)[:, None]
-    w = 256 * base[MEM_WGT] + (((m // 16) * kb + k // 16) * 16 + m % 16) * 16 + k % 16
+    w = 256 * (w_base + (m // 16) * kb + k // 16) + 16 * (m % 16) + k % 16
     return {"x": ("vta_dram", x), "w": ("vta_dram", w), "out": ("vta_acc_mem", acc_index(shape))}
 
 
-# seeded bugs for mutation testing of the proof (tests/test_vta_proof.py): name -> description
-MUTATIONS = {
-    "weight_block_transposed": "code generator: every 16x16 weight block is stored transposed",
-    "input_row_off_by_one": "code generator: input row n is stored where row n + 1 belongs",
-    "output_entry_off_by_one": "refinement map: IR out[n, m] is read from the accumulator entry of out[n, m + 1]",
-}
-
-
-def proof_setup(shape: dict, *, numerics: str = "exact", mutation: str | None = None):
-    """Both fragments over shared symbolic int8 data (bit-precise int8 x int8 -> int32; ``numerics``
-    is ignored). ``mutation``: one of :data:`MUTATIONS` (MappingError for an unknown name)."""
-    check_mutation(NAME, mutation, MUTATIONS)
+def proof_setup(shape: dict, *, numerics: str = "exact"):
+    """The BMC setup (module docstring): the driver's stream for symbolic int8 x and w against the
+    IR fragment, outputs compared at the declared accumulator entries. ``numerics`` is ignored
+    (bit-precise either way). Seeded bugs are applied around this function by
+    ``verify.mutations``."""
     N, K, M = shape["N"], shape["K"], shape["M"]
+    frag = ir_fragment(shape)
+    t = {"x": V.symbolic_tensor("x", (N, K), 8), "w": V.symbolic_tensor("w", (M, K), 8)}
     ref = refinement(shape)
-    prog = program(shape, {"x": np.zeros((N, K), np.int64), "w": np.zeros((M, K), np.int64)})
-    x, w, out = ref["x"][1], ref["w"][1], ref["out"][1]
-    if mutation == "weight_block_transposed":            # byte (r, c) of a 256-byte block at (c, r)
-        off = w % 256
-        w = w - off + (off % 16) * 16 + off // 16
-    elif mutation == "input_row_off_by_one":
-        x = x + 16 * _blocks(shape)[0]
-    elif mutation == "output_entry_off_by_one":
-        out = np.asarray(out) + 1
-    return V.proof_setup(ir_fragment(shape), prog, byte_addrs={"x": x, "w": w},
-                         widths={"x": 8, "w": 8}, out_acc_index=out,
+    inputs = [(int(a), int(b)) for name in ("x", "w")
+              for a, b in zip(frag.address(name).reshape(-1), ref[name][1].reshape(-1))]
+    return V.proof_setup(frag, program(shape, t), t, out_entries=acc_index(shape), inputs=inputs,
                          describe=lambda k: f"out[{k // M}, {k % M}]")
 
 
@@ -148,7 +151,8 @@ MAPPING = Mapping(
     run_accelerator=run_accelerator,
     shape_strategy=shape_strategy,
     edge_inputs=edge_inputs,
-    extras={"ir_fragment": ir_fragment, "refinement": refinement, "proof": proof_setup,
-            "proof_shape": {"N": 1, "K": 16, "M": 16}, "mutations": MUTATIONS,
-            "depends_on": ("ila.models.vta.model", "ila.models.vta.driver", "ila.models.relay.model")},
+    ir_fragment=ir_fragment,
+    codegen=acc_commands,
+    refinement=refinement,
+    proof=Proof(proof_setup, {"N": 1, "K": 16, "M": 16}),
 )

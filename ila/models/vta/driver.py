@@ -11,6 +11,18 @@ where the result lands. Supported operators (as the 3LA prototype: fixed instruc
 
 DRAM layout (element-indexed regions, each aligned to its element size): uops, inputs, weights,
 accumulator (bias/operand) data, outputs.
+
+**One path from tensor to bytes.** The generators run on integer tensors (simulation) and on
+tensors of bit-vector terms (proofs: int8 elements as 8-bit terms, int32 as 32-bit terms) alike:
+:func:`pack_element` turns the lanes of one SRAM element into its DRAM bytes (ints or 8-bit terms,
+through :mod:`ila.generic`), :class:`_Dram` keeps the bytes that are terms beside the integer
+image (``VtaProgram.terms``), and :func:`dram_word` / :func:`dram_write_commands` /
+:func:`program_commands` emit the MMIO stream (8-byte virtual-memory writes of the image, then one
+command per encoded instruction) that :func:`run_on_ila` runs and a proof executes symbolically.
+Instructions and micro-ops never depend on tensor data; they are always ints.
+
+Read-back: the driver reads the int8 result from DRAM after the program (:func:`result`); the VTA
+model has no read command, so a read-back is the final DRAM image, not an MMIO read.
 """
 from __future__ import annotations
 
@@ -18,7 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ila.numerics.fixed_point import wrap_int8
+from ila import generic
+from ila.expr import Expr
 from ila.sim import Simulator
 from ila.models.vta.model import MEM_STATE, VIR_WR_DRAM, build_vta
 from ila.models.vta.isa import (ALU_ADD, ALU_MAX, ALU_MIN, ALU_SHR, DEFAULT_CONFIG, MEM_ACC, MEM_INP, MEM_OUT,
@@ -33,18 +46,47 @@ class VtaProgram:
     out_addr: int                    # byte address of the int8 result in DRAM
     out_shape: tuple
     cfg: VtaConfig = field(default=DEFAULT_CONFIG)
+    terms: dict = field(default_factory=dict)    # DRAM byte address -> 8-bit term (symbolic data; 0 in ``dram``)
 
     def read_output(self, dram) -> np.ndarray:
         n = int(np.prod(self.out_shape))
         return np.asarray(dram[self.out_addr:self.out_addr + n], dtype=np.uint8).view(np.int8).reshape(self.out_shape)
 
 
+def elem_width(cfg: VtaConfig, buf: str) -> int:
+    """Bits of one lane of buffer ``buf`` in DRAM (uop 32, inp/wgt/out 8, acc 32 by default)."""
+    return {"uop": 32, "inp": cfg.inp_width, "wgt": cfg.wgt_width, "acc": cfg.acc_width, "out": cfg.out_width}[buf]
+
+
+def pack_element(lanes, width: int) -> list:
+    """The packer: the DRAM bytes of one SRAM element (the unit a LOAD moves: an input row of
+    BATCH*BLOCK_IN lanes, a weight tile of BLOCK_OUT*BLOCK_IN lanes ``[out][in]``, an accumulator
+    row of BATCH*BLOCK_OUT lanes, one micro-op), lane 0 at the lowest address, each lane's
+    ``width`` bits little-endian (two's complement). Lanes are ints of either sign or
+    ``width``-bit terms; the bytes are ints in [0, 256) or 8-bit terms (:func:`ila.generic.field`)."""
+    out = []
+    for v in lanes:
+        if isinstance(v, Expr) and v.sort.width != width:
+            raise VtaIsaError(f"a {v.sort.width}-bit term cannot fill a {width}-bit lane: {v.short()}")
+        for j in range(width // 8):
+            out.append(generic.field(v, 8 * j, 8))
+    return out
+
+
+def dram_word(parts) -> int | Expr:
+    """The 64-bit data of one virtual-memory write from its 8 bytes (ints or 8-bit terms), byte 0
+    at the lowest address: the model stores the word little-endian."""
+    return generic.bytes_le(parts, 8)
+
+
 class _Dram:
-    """A bump allocator over a DRAM image."""
+    """A bump allocator over a DRAM image: integer bytes in ``image``, bytes that are terms
+    (symbolic tensor data) in ``terms`` (their ``image`` byte is 0)."""
 
     def __init__(self, cfg: VtaConfig):
         self.cfg = cfg
         self.image = np.zeros(cfg.dram_bytes, dtype=np.uint8)
+        self.terms: dict = {}
         self.top = 0
 
     def alloc(self, buf: str, n_elems: int) -> int:
@@ -57,24 +99,60 @@ class _Dram:
         self.top = end
         return start
 
-    def put(self, buf: str, elem: int, data: np.ndarray) -> None:
-        raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
-        off = elem * self.cfg.elem_bytes(buf)
-        self.image[off:off + raw.size] = raw
+    def put(self, buf: str, elem: int, data) -> None:
+        """Write ``data`` (its lanes in C order, a whole number of ``buf`` elements) from element
+        ``elem`` on, each element through :func:`pack_element`."""
+        lanes, eb = self.cfg.lanes(buf), self.cfg.elem_bytes(buf)
+        flat = np.asarray(data, dtype=object).reshape(-1)
+        if flat.size % lanes:
+            raise VtaIsaError(f"{flat.size} lanes are not a whole number of {buf} elements ({lanes} lanes each)")
+        off = elem * eb
+        for e in range(flat.size // lanes):
+            for i, b in enumerate(pack_element(flat[e * lanes:(e + 1) * lanes], elem_width(self.cfg, buf))):
+                self.set_byte(off + e * eb + i, b)
+
+    def set_byte(self, addr: int, b) -> None:
+        if isinstance(b, Expr) and not b.is_const:
+            self.terms[addr] = b
+            self.image[addr] = 0
+        else:
+            self.terms.pop(addr, None)
+            self.image[addr] = generic.to_int(b)
+
+
+def _check_ints(name, a, bits: int):
+    """``a`` as a numpy array of ``bits``-bit signed ints, or, when any element is a term, as an
+    object array whose terms are ``bits`` wide (and whose ints are in range)."""
+    arr = np.asarray(a, dtype=object) if _has_terms(a) else np.asarray(a)
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    if arr.dtype == object:
+        for v in arr.reshape(-1):
+            ok = (v.sort.is_bv and v.sort.width == bits) if isinstance(v, Expr) else \
+                isinstance(v, (int, np.integer)) and lo <= int(v) <= hi
+            if not ok:
+                raise VtaIsaError(f"{name} must hold int{bits} values or {bits}-bit terms, got {v!r}")
+        return arr
+    if not np.issubdtype(arr.dtype, np.integer) or arr.size and (arr.min() < lo or arr.max() > hi):
+        raise VtaIsaError(f"{name} must hold int{bits} values")
+    return arr.astype(np.int8 if bits == 8 else np.int32)
+
+
+def _has_terms(a) -> bool:
+    arr = np.asarray(a, dtype=object) if not isinstance(a, np.ndarray) else a
+    return arr.dtype == object and any(isinstance(v, Expr) for v in arr.reshape(-1))
+
+
+def _zeros(shape, like: np.ndarray) -> np.ndarray:
+    """Zero padding of ``like``'s kind: ints in an object array when it holds terms."""
+    return np.zeros(shape, dtype=like.dtype)
 
 
 def _check_int8(name, a):
-    a = np.asarray(a)
-    if not np.issubdtype(a.dtype, np.integer) or a.size and (a.min() < -128 or a.max() > 127):
-        raise VtaIsaError(f"{name} must hold int8 values")
-    return a.astype(np.int8)
+    return _check_ints(name, a, 8)
 
 
 def _check_int32(name, a):
-    a = np.asarray(a)
-    if not np.issubdtype(a.dtype, np.integer) or a.size and (a.min() < -(1 << 31) or a.max() >= (1 << 31)):
-        raise VtaIsaError(f"{name} must hold int32 values")
-    return a.astype(np.int32)
+    return _check_ints(name, a, 32)
 
 
 def _loop(kind, uop_bgn, uop_end, iter_out, iter_in, **kw):
@@ -93,10 +171,27 @@ def _requant(insns, rows, cols, u0, *, shift=0, clip=False, relu=False):
         insns.append(_loop(AluInsn, u0, u0 + 1, rows, cols, alu_opcode=ALU_MAX, use_imm=1, imm=-128, **common))
 
 
+def weight_tiles(wp: np.ndarray, cfg: VtaConfig = DEFAULT_CONFIG) -> np.ndarray:
+    """The padded weight matrix ``wp[mb*BLOCK_OUT, kb*BLOCK_IN]`` as the weight buffer's elements,
+    in DRAM order: ``[mb][kb][out][in]`` (tile (m, k) is element ``m * kb + k``)."""
+    bo, bi = cfg.block_out, cfg.block_in
+    mb, kb = wp.shape[0] // bo, wp.shape[1] // bi
+    return np.ascontiguousarray(wp.reshape(mb, bo, kb, bi).transpose(0, 2, 1, 3))
+
+
+def acc_rows(t: np.ndarray, rows: int, lanes: int) -> np.ndarray:
+    """An int32 tensor flattened and zero-padded to ``rows`` accumulator rows of ``lanes`` lanes
+    (row-major: element k in row k // lanes, lane k % lanes)."""
+    buf = _zeros(rows * lanes, t)
+    buf[:t.size] = t.reshape(-1)
+    return buf.reshape(rows, lanes)
+
+
 def dense_program(x, w, *, shift: int = 0, clip: bool = False, relu: bool = False,
                   cfg: VtaConfig = DEFAULT_CONFIG) -> VtaProgram:
     """Blocked dense ``x[N,K] @ w[M,K].T`` on VTA (BATCH must be 1). K and M are zero-padded to
-    multiples of BLOCK_IN/BLOCK_OUT; rows are processed in chunks that fit the SRAMs."""
+    multiples of BLOCK_IN/BLOCK_OUT; rows are processed in chunks that fit the SRAMs. ``x`` and
+    ``w`` hold int8 values or 8-bit terms (module docstring)."""
     if cfg.batch != 1:
         raise VtaIsaError("dense_program supports BATCH = 1 only")
     x, w = _check_int8("x", x), _check_int8("w", w)
@@ -111,9 +206,9 @@ def dense_program(x, w, *, shift: int = 0, clip: bool = False, relu: bool = Fals
     chunk = min(cfg.depth("inp") // kb, cfg.depth("acc") // mb, n, (1 << cfg.loop_iter_bits) - 1)
     if chunk < 1:
         raise VtaIsaError(f"one row of x ({kb} blocks) or out ({mb} blocks) does not fit the SRAM")
-    xp = np.zeros((n, kb * bi), np.int8)
+    xp = _zeros((n, kb * bi), x)
     xp[:, :k] = x
-    wp = np.zeros((mb * bo, kb * bi), np.int8)
+    wp = _zeros((mb * bo, kb * bi), w)
     wp[:mo, :k] = w
     d = _Dram(cfg)
     uops = [Uop(0, kk, kk) for kk in range(kb)] + [Uop(0, 0, 0)]
@@ -122,8 +217,7 @@ def dense_program(x, w, *, shift: int = 0, clip: bool = False, relu: bool = Fals
     x_addr = d.alloc("inp", n * kb)
     d.put("inp", x_addr, xp)
     w_addr = d.alloc("wgt", mb * kb)
-    tiles = wp.reshape(mb, bo, kb, bi).transpose(0, 2, 1, 3)       # [mb][kb][o][k]
-    d.put("wgt", w_addr, np.ascontiguousarray(tiles))
+    d.put("wgt", w_addr, weight_tiles(wp, cfg))
     o_addr = d.alloc("out", n * mb)
     zero_u = len(uops) - 1
     insns = [MemInsn(OP_LOAD, MEM_UOP, 0, u_addr, 1, len(uops), len(uops)),
@@ -138,7 +232,7 @@ def dense_program(x, w, *, shift: int = 0, clip: bool = False, relu: bool = Fals
         insns.append(MemInsn(OP_STORE, MEM_OUT, 0, o_addr + r0 * mb, rows, mb, mb))
     insns.append(FinishInsn())
     out_bytes = o_addr * cfg.elem_bytes("out")
-    prog = VtaProgram(insns, d.image, out_bytes, (n, mb * bo), cfg)
+    prog = VtaProgram(insns, d.image, out_bytes, (n, mb * bo), cfg, d.terms)
     prog.crop = (slice(None), slice(0, mo))
     return prog
 
@@ -146,7 +240,8 @@ def dense_program(x, w, *, shift: int = 0, clip: bool = False, relu: bool = Fals
 def elementwise_program(op: str, a, b=None, *, imm: int = 0, cfg: VtaConfig = DEFAULT_CONFIG) -> VtaProgram:
     """Element-wise op on int32 tensors (any shape; flattened and padded to BLOCK_OUT lanes):
     ``add`` (a + b, int32 wrap), ``relu`` (max(a, 0)), ``shr`` (a >> imm, negative imm shifts
-    left, then clip to int8). Results are truncated to int8 on store."""
+    left, then clip to int8). Results are truncated to int8 on store. ``a`` and ``b`` hold int32
+    values or 32-bit terms (module docstring)."""
     if op not in ("add", "relu", "shr"):
         raise VtaIsaError(f"unknown element-wise op {op!r} (add, relu, shr)")
     a = _check_int32("a", a)
@@ -167,10 +262,8 @@ def elementwise_program(op: str, a, b=None, *, imm: int = 0, cfg: VtaConfig = DE
     d.put("uop", u_addr, np.array([encode_uop(Uop(0, rows if op == "add" else 0, 0), cfg)], dtype="<u4"))
 
     def put_acc(t):
-        buf = np.zeros(rows * lanes, np.int32)
-        buf[:t.size] = t.reshape(-1)
         addr = d.alloc("acc", rows)
-        d.put("acc", addr, buf)
+        d.put("acc", addr, acc_rows(t, rows, lanes))
         return addr
 
     a_addr = put_acc(a)
@@ -188,7 +281,7 @@ def elementwise_program(op: str, a, b=None, *, imm: int = 0, cfg: VtaConfig = DE
     o_addr = d.alloc("out", rows)
     insns.append(MemInsn(OP_STORE, MEM_OUT, 0, o_addr, 1, rows, rows))
     insns.append(FinishInsn())
-    prog = VtaProgram(insns, d.image, o_addr * cfg.elem_bytes("out"), (rows * lanes,), cfg)
+    prog = VtaProgram(insns, d.image, o_addr * cfg.elem_bytes("out"), (rows * lanes,), cfg, d.terms)
     prog.crop = slice(0, a.size)
     prog.final_shape = shape
     return prog
@@ -201,38 +294,56 @@ def result(prog: VtaProgram, dram) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- running
-def dram_write_commands(image: np.ndarray, upto: int | None = None):
-    """Virtual-memory write commands (8 bytes each) that load ``image[:upto]`` into DRAM,
-    skipping all-zero words (DRAM starts zeroed)."""
+def dram_write_commands(image: np.ndarray, upto: int | None = None, terms: dict | None = None):
+    """Virtual-memory write commands (8 bytes each, :func:`dram_word`) that load ``image[:upto]``
+    into DRAM, with the bytes of ``terms`` (address -> 8-bit term) in place of the image's,
+    skipping all-zero words (DRAM starts zeroed: the simulator's reset, and a proof's)."""
     upto = image.size if upto is None else upto
+    terms = {a: t for a, t in (terms or {}).items() if a < upto}
     n8 = -(-upto // 8)
     buf = np.zeros(n8 * 8, np.uint8)
     buf[:upto] = image[:upto]
-    words = buf.view("<u8")
-    for idx in np.nonzero(words)[0]:
-        yield {"vta_vir_mem_mode_in": VIR_WR_DRAM, "vta_vir_mem_addr_in": int(idx) * 8,
-               "vta_vir_mem_data_in": int(words[idx])}
+    words = set(np.nonzero(buf.view("<u8"))[0].tolist()) | {a // 8 for a in terms}
+    for idx in sorted(words):
+        parts = [terms.get(8 * idx + b, int(buf[8 * idx + b])) for b in range(8)]
+        yield {"vta_vir_mem_mode_in": VIR_WR_DRAM, "vta_vir_mem_addr_in": idx * 8,
+               "vta_vir_mem_data_in": dram_word(parts)}
+
+
+def instruction_commands(prog: VtaProgram) -> list[dict]:
+    """One command per instruction, in program order: the encoded 128-bit word."""
+    return [{"vta_top_instr_in": encode(insn, prog.cfg)} for insn in prog.insns]
+
+
+def program_commands(prog: VtaProgram) -> list[dict]:
+    """The MMIO stream the driver emits for ``prog``: the DRAM image below the output region
+    (every byte the program can read) as 8-byte writes, then the instructions. Runs on integer
+    programs and on programs over terms alike (the data of a write is then a 64-bit term)."""
+    return list(dram_write_commands(prog.dram, upto=prog.out_addr, terms=prog.terms)) + instruction_commands(prog)
 
 
 def run_on_ila(prog: VtaProgram, *, via_mmio: bool = True, sim: Simulator | None = None,
                record_trace: bool = False) -> Simulator:
-    """Run a program on the VTA ILA simulator: fill DRAM (through the virtual-memory write
-    instruction when ``via_mmio``, else by setting the state), then one command per instruction."""
+    """Run a program on the VTA ILA simulator: the stream of :func:`program_commands` when
+    ``via_mmio``, else the DRAM image set as state, then the instructions."""
     cfg = prog.cfg
+    if prog.terms:
+        raise VtaIsaError(f"the program's DRAM image holds {len(prog.terms)} symbolic bytes; it cannot be simulated")
     if sim is None:
         sim = Simulator(build_vta(cfg), record_trace=record_trace)
     if via_mmio:
-        sim.run(dram_write_commands(prog.dram, upto=prog.out_addr))
-    else:
-        sim.set_state("vta_dram", prog.dram)
-    for insn in prog.insns:
-        sim.step({"vta_top_instr_in": encode(insn, cfg)})
+        sim.run(program_commands(prog))
+        return sim
+    sim.set_state("vta_dram", prog.dram)
+    sim.run(instruction_commands(prog))
     return sim
 
 
 def run_on_fsim(prog: VtaProgram):
     """Run a program on the independent numpy behavioural simulator."""
     from ila.models.vta.reference import VtaFsim
+    if prog.terms:
+        raise VtaIsaError(f"the program's DRAM image holds {len(prog.terms)} symbolic bytes; it cannot be simulated")
     fs = VtaFsim(prog.cfg)
     fs.dram[:] = prog.dram
     fs.run(prog.insns)
@@ -240,4 +351,5 @@ def run_on_fsim(prog: VtaProgram):
 
 
 __all__ = ["VtaProgram", "dense_program", "elementwise_program", "result", "run_on_ila", "run_on_fsim",
-           "dram_write_commands", "MEM_STATE"]
+           "dram_write_commands", "instruction_commands", "program_commands", "pack_element", "dram_word",
+           "weight_tiles", "acc_rows", "elem_width", "MEM_STATE"]
