@@ -130,7 +130,8 @@ def _check_ints(name, a, bits: int):
             ok = (v.sort.is_bv and v.sort.width == bits) if isinstance(v, Expr) else \
                 isinstance(v, (int, np.integer)) and lo <= int(v) <= hi
             if not ok:
-                raise VtaIsaError(f"{name} must hold int{bits} values or {bits}-bit terms, got {v!r}")
+                raise VtaIsaError(f"{name} must hold int{bits} values or {bits}-bit terms, got "
+                                  f"{v.short() if isinstance(v, Expr) else repr(v)}")
         return arr
     if not np.issubdtype(arr.dtype, np.integer) or arr.size and (arr.min() < lo or arr.max() > hi):
         raise VtaIsaError(f"{name} must hold int{bits} values")
