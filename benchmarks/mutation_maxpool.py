@@ -18,6 +18,7 @@ claims its layer and the unmutated mapping is proved.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from mappings.base import format_shape
 from mappings.registry import get
@@ -62,7 +63,10 @@ def main(argv=None) -> int:
     ap.add_argument("--shape", default="16x64")
     ap.add_argument("--solver", default="z3", choices=["z3", "cvc5"])
     ap.add_argument("--no-symbolic", action="store_true", help="skip the all-sizes CHC proof")
+    ap.add_argument("--out", help="also write the table as markdown to this file "
+                                  "(paper_results/mutation_maxpool.md for the committed record)")
     args = ap.parse_args(argv)
+    md = []
     cols = ["bmc", "chc"] + ([] if args.no_symbolic else ["symbolic"])
     print(f"{'bug':30} {'layer':21} {'shape':6} " + " ".join(f"{c:24}" for c in cols) + " killed by")
     killed = claimed = 0
@@ -78,12 +82,30 @@ def main(argv=None) -> int:
                 if v.kind == "counterexample":
                     by.append(f"{c}: {_which(v)}")
         print(f"{bug:30} {layer:21} {at:6} " + " ".join(cells) + " " + "; ".join(by), flush=True)
+        md.append(f"| {bug} | {layer} | {at} | " + " | ".join(c.strip() for c in cells) + " | " + "; ".join(by) + " |")
     m = get(args.mapping)
     shape = m.parse_shape(args.shape)
     clean = [mutations.check(m, shape, None, meth, solver=args.solver) for meth in ("bmc", "chc")]
     print(f"{'(unmutated)':30} {'':21} {args.shape:6} " + " ".join(f"{v.kind:24}" for v in clean))
     print(f"kill rate: {killed}/{claimed} = {100 * killed / max(claimed, 1):.0f}% of the claimed checks "
           f"({args.mapping}, {args.shape}, {args.solver})")
+    if args.out:
+        import pathlib
+        import platform
+        import time
+        cmd = "python -m benchmarks.mutation_maxpool " + " ".join(argv if argv is not None else sys.argv[1:])
+        head = ["# Kill table of the seeded bugs of " + args.mapping, "",
+                f"Measured by `{cmd.strip()}` on {platform.node() or 'this machine'} ({platform.machine()}, 2 cores), "
+                f"{args.solver}, {time.strftime('%Y-%m-%d')}. A bug is killed by a counterexample the simulators "
+                "replayed; 'not claimed' = the all-sizes proof does not claim that layer (its verdict says so) and "
+                "the fixed-shape proofs must kill the bug. 'killed by' names the output cell (BMC) or the failed "
+                "clause or stream lemma (CHC).", "",
+                "| Bug | Layer | Shape | " + " | ".join(cols) + " | Killed by |",
+                "|---|---|---|" + "---|" * len(cols) + "---|"]
+        tail = ["", f"Unmutated mapping at {args.shape}: " + ", ".join(f"{m_}: {v.kind}" for m_, v in zip(("bmc", "chc"), clean))
+                + ".", "", f"Kill rate: {killed}/{claimed} of the claimed checks.", ""]
+        pathlib.Path(args.out).write_text("\n".join(head + md + tail))
+        print(f"wrote {args.out}")
     return 0 if killed == claimed and all(v.kind == "proved" for v in clean) else 1
 
 

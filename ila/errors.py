@@ -78,5 +78,10 @@ class SimulationError(IlaError, RuntimeError):
     an address outside a memory, a child loop that does not terminate)."""
 
 
+class LoopBoundError(SimulationError):
+    """A child-ILA loop ran past the step bound of a symbolic execution (the stream may be wrong, or
+    the bound too small: the checkers report Unknown, never proved)."""
+
+
 class IlaInternalError(D2AInternalError):
     """A bug in the ila package itself (an op missing from a backend table, ...)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from .errors import IlaError, SimulationError, UndeclaredError
+from .errors import IlaError, LoopBoundError, SimulationError, UndeclaredError
 from .expr import FALSE, TRUE, Expr, as_expr, eq, land, var
 from .model import Ila, Instr
 from .ops import Op
@@ -194,7 +194,7 @@ def execute(ila: Ila, commands: Sequence[Mapping[str, object]], *, init: Mapping
             ins = fire(children, inputs, k, f"command {c_i}") if children and run_children else None
             count += 1
             if count > max_child_steps:
-                raise SimulationError(f"command {c_i}: child loop exceeds {max_child_steps} steps")
+                raise LoopBoundError(f"command {c_i}: child loop exceeds {max_child_steps} steps")
         res.marks.append(len(res.states) - 1)
     return res
 

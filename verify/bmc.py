@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from ila.errors import IlaInternalError
+from ila.errors import IlaInternalError, LoopBoundError
 from ila.expr import FALSE, Expr, lor
 from ila.ops import Op
 from ila.sim import Simulator
@@ -123,6 +123,8 @@ def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = Non
         ex, goals = _goals(ps, inline_ufs)
     except HangError as hang:
         return _hang(ps, hang, solver, t0)
+    except LoopBoundError as exc:
+        return Unknown("bmc", solver, time.perf_counter() - t0, reason=str(exc))
     enc = SmtEncoder(inline_ufs=inline_ufs)      # shared by the goals: common terms are encoded once
     n, spent = 0, 0.0                             # the timeout bounds the solver calls together
     for n, (miter, axioms) in enumerate(goals, 1):
@@ -145,7 +147,8 @@ def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = Non
             return v
     secs = time.perf_counter() - t0
     from .scope import describe
-    covers = tuple(getattr(ps, "covers", ())) + (f"numerics-{'exact' if inline_ufs else 'uf'}",)
+    exact = inline_ufs or not ps.funcs           # no uninterpreted functions: bit-precise as it is
+    covers = tuple(getattr(ps, "covers", ())) + (f"numerics-{'exact' if exact else 'uf'}",)
     what = describe(covers, scope) if scope else ""
     if n == 0:
         return Proved("bmc", solver, secs, "outputs are syntactically equal after unrolling" + (f"; {what}" if what else ""),

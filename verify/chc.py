@@ -165,7 +165,7 @@ def countershapes(spec: ChcSpec, clauses: list, *, solver: str = "z3", limit: in
         goal = Rewriter().one(~clause.formula)
         apps = [n for n in toposort([goal]) if n.op is Op.APPLY]
         axioms = axiom_instances([goal]) + spec.axioms(apps)
-        for bound in spec.small_sizes + [None]:
+        for bound in spec.small_sizes:       # small shapes only: BMC replays the counterexample there
             enc = SmtEncoder()
             extra = [] if bound is None else [v.ule(b) for v, b in zip(spec.size_vars, bound)]
             fs = enc.encode_all([goal, *axioms, *extra])

@@ -58,8 +58,14 @@ class HangError(Exception):
         super().__init__(f"command {command}: waiting for the interrupt, but {irq} is {value}")
 
 
-def execute_side(side: Side, *, prefix: str, run_children: bool = True, init: dict | None = None
-                 ) -> tuple[Unrolled, list]:
+# child-ILA steps one command may take in a proof's symbolic execution: a correct 16x64 LayerReduce
+# takes 173 in all; a configuration bug that makes a loop run 65536 timesteps would take hours
+# symbolically, so it stops here (the checkers report Unknown at that shape)
+PROOF_CHILD_STEPS = 10_000
+
+
+def execute_side(side: Side, *, prefix: str, run_children: bool = True, init: dict | None = None,
+                 max_child_steps: int = PROOF_CHILD_STEPS) -> tuple[Unrolled, list]:
     """Symbolically execute one side's command stream from reset (memories symbolic, ``init``
     overriding) in stream order, as the driver runs it: ``{"wait_irq": True}`` commands check the
     port's interrupt state (with the child loops run), and every read of the port contributes its
@@ -68,7 +74,7 @@ def execute_side(side: Side, *, prefix: str, run_children: bool = True, init: di
     from ila.simplify import Rewriter
     cmds = [c for c in side.commands if not c.get("wait_irq")]
     start = {**reset_state(side.ila), **side.init, **(init or {})}
-    u = execute(side.ila, cmds, init=start, prefix=prefix, run_children=run_children)
+    u = execute(side.ila, cmds, init=start, prefix=prefix, run_children=run_children, max_child_steps=max_child_steps)
     reads, j = [], -1
     port = side.port
     for n, c in enumerate(side.commands):

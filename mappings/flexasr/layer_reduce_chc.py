@@ -211,7 +211,7 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", op: str = "max", infer
                         [x0, x1, xo], None if infer else fx_inv, fx_post, "flexasr", candidates=fx_cells,
                         placed=acc_placed, read_map=read_map)],
         final=final, axioms=link if numerics != "exact" else (lambda apps: []), scope=scope,
-        size_vars=[R16, V8] if symbolic else [], small_sizes=[(32, 2), (64, 4), (256, 16)],
+        size_vars=[R16, V8] if symbolic else [], small_sizes=[(8, 2), (32, 2), (64, 4)],
         shape_of=lambda vals: {"R": vals["p.R"], "C": 16 * vals["p.V"]},
         covers=("configuration-fields", "model-loops") if symbolic else
         ("codegen-bytes", "order", "model-loops", "read-back"))
