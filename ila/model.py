@@ -260,6 +260,21 @@ class Ila:
     def all_inputs(self) -> list[Expr]:
         return [v for ila in self.walk() for v in ila._inputs.values()]
 
+    def reset_values(self) -> dict[str, int | bool]:
+        """The reset value of every scalar state of this ILA and its children: the constant of an
+        ``add_init(state.eq(const))``, else 0 (bit-vectors) or False (Bool). Memories are not
+        included (the simulator zeroes them; proofs keep them symbolic). The one definition of
+        reset used by the simulator and by the checkers."""
+        out: dict[str, int | bool] = {v.name: (False if v.sort.is_bool else 0)
+                                      for v in self.all_states() if not v.sort.is_mem}
+        for ila in self.walk():
+            for c in ila._inits:
+                a, b = (tuple(c.args) + (None, None))[:2]
+                if c.op.name == "EQ" and a is not None and a.op.name == "VAR" and b.op.name == "CONST" \
+                        and not a.sort.is_mem:
+                    out[a.name] = b.payload
+        return out
+
     def all_instrs(self) -> list[Instr]:
         return [i for ila in self.walk() for i in ila._instrs.values()]
 

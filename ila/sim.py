@@ -149,11 +149,16 @@ class Simulator:
         return False if isinstance(v.sort, BoolSort) else 0
 
     def _apply_inits(self):
-        for ila in self.ila.walk():
-            for c in ila.inits:
-                if c.op is Op.EQ and c.args[0].op is Op.VAR and c.args[1].op is Op.CONST \
-                        and not isinstance(c.args[0].sort, MemSort):
-                    self.state[c.args[0].name] = c.args[1].payload
+        self.state.update(self.ila.reset_values())
+
+    def reset(self) -> None:
+        """Back to the reset state: memories zero, scalar states at their reset values
+        (:meth:`ila.model.Ila.reset_values`), the trace cleared; the compiled model is kept."""
+        for v in self._states.values():
+            if isinstance(v.sort, MemSort):
+                self.state[v.name] = self._zero(v)
+        self._apply_inits()
+        self.trace.clear()
 
     def set_state(self, name: str, value) -> None:
         """Set a state (memories: a numpy array of ``size`` entries or a dict)."""

@@ -88,18 +88,13 @@ _SIMULATORS: dict = {}
 
 
 def fresh_simulator(ila):
-    """A simulator of ``ila`` in its reset state (every state zero / false, which is what all the
-    accelerator models' inits say), reusing the compiled simulator between runs: building one
-    compiles the model's update functions, which costs more than a small run."""
+    """A simulator of ``ila`` in its reset state (:meth:`ila.sim.Simulator.reset`), reusing the
+    compiled simulator between runs: building one compiles the model's update functions, which
+    costs more than a small run."""
     from ila.sim import Simulator
     sim = _SIMULATORS.get(id(ila))
     if sim is None or sim.ila is not ila:
         sim = _SIMULATORS[id(ila)] = Simulator(ila)
         return sim
-    for v in ila.all_states():
-        if v.sort.is_mem:
-            sim.set_state(v.name, np.zeros_like(sim.memory(v.name)))
-        else:
-            sim.set_state(v.name, False if v.sort.is_bool else 0)
-    sim.trace.clear()
+    sim.reset()
     return sim

@@ -33,19 +33,9 @@ class Executed:
 
 
 def reset_state(ila: Ila) -> dict:
-    """The simulator's reset values of the scalar states (0, false, or the model's init
-    constants); memories are left out, so they stay symbolic."""
-    out = {}
-    for v in ila.all_states():
-        if v.sort.is_mem:
-            continue
-        out[v.name] = False if v.sort.is_bool else 0
-    for sub in ila.walk():
-        for c in sub.inits:
-            a, b = (c.args + (None, None))[:2] if c.args else (None, None)
-            if c.op.name == "EQ" and a is not None and a.op.name == "VAR" and b.op.name == "CONST" and not a.sort.is_mem:
-                out[a.name] = b.payload
-    return out
+    """The reset values of the scalar states (:meth:`ila.model.Ila.reset_values`); memories are
+    left out, so they stay symbolic."""
+    return ila.reset_values()
 
 
 class HangError(Exception):
