@@ -195,8 +195,13 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
     spec: ChcSpec = mapping.proof.chc(shape, numerics=numerics, **({"infer": True} if infer else {}))
     inferred = []
     if any(lp.invariant is None for lp in spec.loops):
-        from .houdini import infer_invariants
-        spec, inferred = infer_invariants(spec, solver=solver, timeout=timeout or 30.0, inline_ufs=numerics == "exact")
+        from .houdini import InferenceTimeout, infer_invariants
+        try:
+            spec, inferred = infer_invariants(spec, solver=solver, timeout=min(timeout or 30.0, 30.0),
+                                              inline_ufs=numerics == "exact",
+                                              deadline=None if timeout is None else t0 + timeout)
+        except InferenceTimeout as exc:
+            return Unknown("chc", solver, time.perf_counter() - t0, reason=f"{exc} (--timeout {timeout:g} s)")
     label = f"{mapping.name}.{spec.scope}"
     if emit_smt:
         os.makedirs(emit_smt, exist_ok=True)

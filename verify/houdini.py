@@ -65,9 +65,15 @@ def _falsified(goal_hyp: Expr, cands: list[Expr], spec, *, solver, timeout, inli
     return [k for k, w in enumerate(want) if not res.values.get(w, True)]
 
 
+class InferenceTimeout(Exception):
+    """Invariant inference ran past its deadline (the checker reports Unknown)."""
+
+
 def infer(spec, lp, candidates: list[Expr], *, solver: str = "z3", timeout: float | None = 30.0,
-          inline_ufs: bool = False) -> Inference:
-    """Houdini over ``candidates`` (expressions over the loop system of ``lp``)."""
+          inline_ufs: bool = False, deadline: float | None = None) -> Inference:
+    """Houdini over ``candidates`` (expressions over the loop system of ``lp``). ``timeout``
+    bounds each solver call (seconds); ``deadline`` (a ``time.perf_counter()`` value) the whole
+    inference: past it, :class:`InferenceTimeout` is raised."""
     from .clauses import _valid_part, Clause, loop_of
     t0 = time.perf_counter()
     sysm, start = loop_of(lp)
@@ -84,6 +90,8 @@ def infer(spec, lp, candidates: list[Expr], *, solver: str = "z3", timeout: floa
         nonlocal cands
         dropped_any = False
         while cands:
+            if deadline is not None and time.perf_counter() > deadline:
+                raise InferenceTimeout(f"invariant inference passed its deadline after {out.queries} queries")
             out.queries += 1
             bad = _falsified(hyp(), [image(c) for c in cands], spec, refine=refine, **kw)
             if bad == []:
@@ -121,7 +129,8 @@ def infer(spec, lp, candidates: list[Expr], *, solver: str = "z3", timeout: floa
     return out
 
 
-def infer_invariants(spec, *, solver: str = "z3", timeout: float | None = 30.0, inline_ufs: bool = False):
+def infer_invariants(spec, *, solver: str = "z3", timeout: float | None = 30.0, inline_ufs: bool = False,
+                     deadline: float | None = None):
     """``spec`` with every loop whose ``invariant`` is None given the Houdini invariant over the
     generic templates (:func:`verify.templates.loop_candidates`) and the loop's relational
     ``candidates``; returns (new spec, one note per inferred loop)."""
@@ -136,7 +145,7 @@ def infer_invariants(spec, *, solver: str = "z3", timeout: float | None = 30.0, 
         sysm, start = loop_of(lp)
         rel = list(lp.candidates(sysm)) if lp.candidates else []
         cands = loop_candidates(sysm, start) + rel
-        res = infer(spec, lp, cands, solver=solver, timeout=timeout, inline_ufs=inline_ufs)
+        res = infer(spec, lp, cands, solver=solver, timeout=timeout, inline_ufs=inline_ufs, deadline=deadline)
         kept = set(res.kept)
         lost = [c for c in rel if c not in kept]
         notes.append(f"{lp.name}: inferred {len(res.kept)} of {len(cands)} candidate conjuncts in "

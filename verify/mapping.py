@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 
+from ila.errors import D2AError
 from mappings.base import MappingError, format_shape
 
 EXIT_OK, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 2
@@ -50,6 +53,40 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_options(args) -> None:
+    """Refuse option values and combinations that cannot mean anything (MappingError naming them)."""
+    def positive(name, v, *, zero_ok=False):
+        if v is None:
+            return
+        if not math.isfinite(v) or v < 0 or (v == 0 and not zero_ok):
+            raise MappingError(f"--{name} {v!r}: must be a finite number {'>= 0' if zero_ok else '> 0'} (seconds)")
+    positive("timeout", args.timeout)
+    positive("spacer", args.spacer)
+    if args.seed < 0:
+        raise MappingError(f"--seed {args.seed}: must be >= 0")
+    if args.samples <= 0:
+        raise MappingError(f"--samples {args.samples}: must be >= 1")
+    proof = args.method in ("bmc", "chc")
+    refused = [(args.infer, "--infer", args.method != "chc"), (args.spacer is not None, "--spacer", args.method != "chc"),
+               (args.emit_smt is not None, "--emit-smt", not proof), (args.timeout is not None, "--timeout", not proof),
+               (args.numerics != "uf", "--numerics", not proof), (args.shape is not None, "--shape", args.method == "fuzz"),
+               (args.samples != 100, "--samples", args.method != "sim")]
+    for given, opt, bad in refused:
+        if given and bad:
+            raise MappingError(f"{opt} does not apply to --method {args.method}")
+    if args.shape is not None and not args.shape.strip():
+        raise MappingError("--shape '': give a shape such as 16x64" + (" or 'symbolic'" if args.method == "chc" else ""))
+    if args.emit_smt is not None:
+        d = args.emit_smt
+        if os.path.exists(d) and not os.path.isdir(d):
+            raise MappingError(f"--emit-smt {d!r}: exists and is not a directory")
+        parent = os.path.dirname(os.path.abspath(d))
+        if not os.path.isdir(d) and not os.path.isdir(parent):
+            raise MappingError(f"--emit-smt {d!r}: its parent directory {parent!r} does not exist")
+        if not os.access(d if os.path.isdir(d) else parent, os.W_OK):
+            raise MappingError(f"--emit-smt {d!r}: not writable")
+
+
 def _emit(args, payload: dict, text: str) -> None:
     print(json.dumps(payload, indent=1, default=str) if args.json else text)
 
@@ -73,13 +110,19 @@ def _validation(args, m) -> int:
     else:
         rep = run_fuzz(m, seed=args.seed)
     verdict = "PASS" if rep.passed else "FAIL"
+    if not rep.errors:
+        raise MappingError(f"{m.name}: no inputs were checked")
     text = (f"{m.name} --method {rep.method} ({rep.shape}, seed {rep.seed}): {len(rep.errors)} samples, "
             f"Frobenius relative error mean {100 * rep.mean:.4f}% std {100 * rep.std:.4f}% "
             f"({_tolerance_text(rep)}) in {rep.seconds:.1f} s: {verdict}")
     if rep.failure:
         text += "\n" + rep.failure
     _emit(args, rep.to_json(), text)
-    return EXIT_OK if rep.passed else EXIT_FAIL
+    code = EXIT_OK if rep.passed else EXIT_FAIL
+    if not args.no_ledger:
+        from .ledger import record_validation
+        record_validation(m, rep)          # after the verdict is out: a ledger error cannot swallow it
+    return code
 
 
 def _proof(args, m) -> int:
@@ -102,9 +145,6 @@ def _proof(args, m) -> int:
             raise MappingError(f"{m.name} has no CHC setup (product program and invariants) yet")
         v = check_chc(m, shape, solver=args.solver, timeout=args.timeout, numerics=args.numerics,
                       emit_smt=args.emit_smt, spacer=args.spacer, infer=args.infer)
-    if not args.no_ledger:
-        from .ledger import record, scope_label
-        record(m, v, scope=scope_label(scope, args.numerics, args.infer))
     payload = {"mapping": m.name, "shape": scope, "numerics": args.numerics, **v.to_json()}
     text = f"{m.name} --method {args.method} ({scope}, {args.numerics} numerics, {v.solver}): "
     if isinstance(v, Proved):
@@ -117,6 +157,9 @@ def _proof(args, m) -> int:
         text += f"UNKNOWN after {v.seconds:.2f} s — {v.reason}"
         code = EXIT_UNKNOWN
     _emit(args, payload, text)
+    if not args.no_ledger:               # after the verdict is out: a ledger error cannot swallow it
+        from .ledger import record, scope_label
+        record(m, v, scope=scope_label(scope, args.numerics, args.infer))
     return code
 
 
@@ -124,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from mappings import registry
     try:
+        _check_options(args)
         if args.list:
             rows = [registry.get(n) for n in registry.names()]
             if args.json:
@@ -143,8 +187,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.method in ("sim", "fuzz"):
             return _validation(args, m)
         return _proof(args, m)
-    except MappingError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except D2AError as exc:
+        msg = " ".join(str(exc).split())
+        if args.json:
+            print(json.dumps({"error": msg}))
+        else:
+            print(f"error: {msg}", file=sys.stderr)
         return EXIT_UNKNOWN
 
 
