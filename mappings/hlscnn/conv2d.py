@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mappings.base import Mapping, SideCondition
+from mappings.base import Mapping, Proof, SideCondition
 from mappings.common import IrFragment, Layout
 
 # Measured (verify.simval.run_sim, seed 0, 100 inputs at 16x16x16x16x3x1): 16-bit weights mean
@@ -119,11 +119,6 @@ def reference(shape: dict, inputs: dict) -> np.ndarray:
     return conv2d_float_ref(inputs["x"], inputs["w"], stride=shape["S"])
 
 
-def _proof_module():
-    from mappings.hlscnn import conv2d_proof
-    return conv2d_proof
-
-
 def make(bits: int) -> Mapping:
     name = "hlscnn.conv2d" if bits == 16 else "hlscnn.conv2d_w8"
 
@@ -140,10 +135,6 @@ def make(bits: int) -> Mapping:
         from ila.models.hlscnn.driver import prepare_conv2d
         job = prepare_conv2d(inputs["x"], inputs["w"], stride=shape["S"], weight_bits=bits)
         return job.commands + job.read_commands
-
-    def proof_setup(shape, *, numerics="uf", mutation=None):
-        """BMC proof setup over abstract arithmetic (C = 1): see :mod:`mappings.hlscnn.conv2d_proof`."""
-        return _proof_module().proof_setup(shape, bits=bits, numerics=numerics, mutation=mutation)
 
     def shape_strategy():
         from hypothesis import strategies as st
@@ -171,12 +162,10 @@ def make(bits: int) -> Mapping:
         run_accelerator=run_accelerator,
         shape_strategy=shape_strategy,
         edge_inputs=edge_inputs,
-        extras={"ir_fragment": ir_fragment, "acc_commands": acc_commands, "refinement": refinement,
-                "weight_bits": bits, "proof": proof_setup, "mutations": _proof_module().MUTATIONS,
-                "proof_shape": {"H": 3, "W": 3, "C": 1, "O": 2, "K": 2, "S": 1},
-                "depends_on": ("ila.models.hlscnn.model", "ila.models.hlscnn.driver", "ila.models.hlscnn.numerics",
-                               "ila.models.relay.model", "ila.numerics.fixed_point", "mappings.hlscnn.conv2d_proof",
-                               "mappings.proof_ext")},
+        ir_fragment=ir_fragment, codegen=acc_commands, refinement=refinement,
+        # BMC over abstract arithmetic (C = 1): mappings.hlscnn.conv2d_proof (named, not imported)
+        proof=Proof(f"mappings.hlscnn.conv2d_proof:proof_setup{'' if bits == 16 else '_w8'}",
+                    {"H": 3, "W": 3, "C": 1, "O": 2, "K": 2, "S": 1}),
     )
 
 

@@ -39,22 +39,25 @@ for K > 1, in a different order than the IR's loop): no assignment of the IR's b
 reproduces it, so no sound axioms of this form exist; such shapes are refused here
 (``--method sim`` measures them).
 
-Placement is traced through the driver's own code generator (``prepare_conv2d``, on element
-numbers as digits), not restated. ``--numerics exact`` is refused. :data:`MUTATIONS` are seeded
-bugs the proof must refute.
+Placement (the trusted path, ``verify.scope``): the accelerator fragment is the exact MMIO stream
+the driver's code generator emits (:func:`ila.models.hlscnn.driver.conv2d_program`) run on
+symbolic activations and weights, so every data byte is a term the real packer built; the outputs
+are what the driver's read-back (:func:`ila.models.hlscnn.driver.readback`) makes of the emitted
+scratchpad-1 reads. ``--numerics exact`` is refused. The seeded bugs the proof must refute are in
+``verify/mutations/hlscnn.py``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ila import bv_const, concat, extract
+from ila import bv_const, concat
 from ila.models.hlscnn.numerics import ACT_ADD_PSUM, CONV_MAC, PSUM_TO_ACT_RND, PSUM_TO_ACT_TRN
 from ila.models.relay.model import relay_ila
 from ila.models.relay.numerics import Numerics, abstract
 from ila.numerics import fixed_point as fx
-from mappings.base import MappingError, Side, check_mutation, symbolic_data
+from mappings.base import MappingError, Side, symbolic_data
 from mappings.common import ir_commands
-from mappings.proof_ext import ProofSetupExt, little_endian
+from mappings.proof_ext import ProofSetupExt
 
 
 def act_numerics() -> Numerics:
@@ -98,94 +101,26 @@ def instantiate(num: Numerics):
     return axioms
 
 
-# ----------------------------------------------------------------------------- seeded bugs
-MUTATIONS = {
-    # seeded bugs (tests/test_conv2d_proof.py): name -> description
-    "transposed_kernel": "code generator: each K x K kernel is stored transposed (w[o, kx, ky] for w[o, ky, kx])",
-    "filters_swapped": "code generator: filters 0 and 1 swap places in the weight image",
-    "activation_row_off_by_one": "code generator: activation row y is written where row y + 1 belongs",
-    "output_base_off_by_one": "code generator: the outputs base register is one 16-byte beat (one pixel) too far",
-    "output_pixel_off_by_one": "refinement map: IR out[y, x, o] is compared with the scratchpad pair of (y, x + 1)",
-}
-
-
-def _commands(shape, bits, x_raw, w_raw, mutation):
-    """The driver's command stream (writes, configuration, trigger) for raw x (H, W) and w (O, K, K)."""
-    from ila.models.hlscnn.driver import HlscnnError, prepare_conv2d
-    from ila.numerics.fixed_point import ACT, weight_format
-    w_raw = np.asarray(w_raw)
-    if mutation == "transposed_kernel":
-        w_raw = w_raw.transpose(0, 2, 1)
-    elif mutation == "filters_swapped" and w_raw.shape[0] > 1:
-        w_raw = w_raw[[1, 0] + list(range(2, w_raw.shape[0]))]
-    x_raw = np.asarray(x_raw)
-    if mutation == "activation_row_off_by_one":
-        x_raw = np.roll(x_raw, 1, axis=0)
-    x = ACT.to_float(x_raw)[None, :, :, None]
-    w = weight_format(bits).to_float(w_raw)[:, :, :, None]
-    try:
-        job = prepare_conv2d(x, w, stride=shape["S"], weight_bits=bits)
-    except HlscnnError as e:
-        raise MappingError(f"hlscnn conv2d proof: the driver refuses shape {shape}: {e}") from e
-    cmds = job.commands
-    if mutation == "output_base_off_by_one":
-        from ila.models.hlscnn.driver import cfg_write
-        at = cfg_write("AccelConvOutputsBaseAddr", 0)
-        cmds = [cfg_write("AccelConvOutputsBaseAddr", 16) if c == at else c for c in cmds]
-    return cmds
-
-
-def _trace(shape, bits, mutation):
-    """(commands with zero data, {(command index, byte): (element number, byte of the element)}):
-    traced through the driver on element numbers written as digits (one tensor at a time)."""
-    from ila.models.hlscnn.model import SLAVE_BASE, VIR_MEM_BASE
-    H, W, O, K = shape["H"], shape["W"], shape["O"], shape["K"]
-    nx, nw = H * W, O * K * K
-    base = _commands(shape, bits, np.zeros((H, W), np.int64), np.zeros((O, K, K), np.int64), mutation)
-    where: dict = {}
-
-    def scan(cmds, width, offset, scale):
-        for ci, (c, z) in enumerate(zip(cmds, base)):
-            if c["top_slave_addr_in"] != z["top_slave_addr_in"]:
-                raise MappingError("hlscnn conv2d proof: the command stream's addresses depend on the data")
-            if not (c["top_slave_if_wr"] and c["top_slave_addr_in"] >= SLAVE_BASE + VIR_MEM_BASE):
-                continue
-            raw = [c[f"top_slave_data_in_{j}"] for j in range(16)]
-            step = width // 8
-            for j in range(0, 16, step):
-                v = raw[j] | (raw[j + 1] << 8 if step == 2 else 0)
-                if v:
-                    elem, _ = where.get((ci, j), (offset, 0))
-                    for b in range(step):
-                        where[(ci, j + b)] = (elem + (v - 1) * scale, b)
-    for tensor, n, width, digits in (("x", nx, 16, 32000), ("w", nw, bits, 32000 if bits == 16 else 127)):
-        ids = np.arange(n)
-        scale = 1
-        while True:
-            vals = (ids // scale) % digits + 1
-            xs = vals.reshape(H, W) if tensor == "x" else np.zeros((H, W), np.int64)
-            ws = vals.reshape(O, K, K) if tensor == "w" else np.zeros((O, K, K), np.int64)
-            cmds = _commands(shape, bits, xs, ws, mutation)
-            if len(cmds) != len(base):
-                raise MappingError("hlscnn conv2d proof: the command stream's length depends on the data")
-            scan(cmds, width, 0 if tensor == "x" else nx, scale)
-            scale *= digits
-            if scale >= n:
-                break
-    return base, where
-
-
 # ----------------------------------------------------------------------------- the proof setup
-def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf", mutation: str | None = None) -> ProofSetupExt:
-    """Both fragments over shared symbolic data (see the module docstring). Raises MappingError for
-    ``numerics`` other than 'uf', C != 1, an unknown ``mutation`` or a shape the mapping refuses."""
+def _port():
+    from ila.models.hlscnn.driver import read_beat
+    from mappings.base import MmioPort
+    return MmioPort(is_read=lambda c: c.get("top_slave_if_rd") == 1, read_data=read_beat)
+
+
+def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSetupExt:
+    """Both fragments over shared symbolic data (see the module docstring): the accelerator side is
+    the exact stream the driver emits (:func:`ila.models.hlscnn.driver.conv2d_program`) for
+    symbolic activations and weights, its outputs the driver's read-back of the emitted scratchpad
+    reads. Raises MappingError for ``numerics`` other than 'uf', C != 1, or a shape the mapping
+    refuses. Seeded bugs are applied around this function by ``verify.mutations``."""
+    from ila.models.hlscnn import driver
     from ila.models.hlscnn.model import build_hlscnn
     from mappings.hlscnn import conv2d as M
     name = "hlscnn.conv2d" if bits == 16 else "hlscnn.conv2d_w8"
     if numerics != "uf":
         raise MappingError(f"{name}: numerics {numerics!r} is not available for proofs (use 'uf': HLSCNN's MAC, "
                            f"roundings and partial-output adds uninterpreted, with link axioms)")
-    check_mutation(name, mutation, MUTATIONS)
     M.make(bits).check_shape(shape)
     if shape["C"] != 1:
         raise MappingError(f"{name}: the abstract-arithmetic proof needs C = 1 input channel, got C = {shape['C']}: "
@@ -195,26 +130,27 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf", mutation: 
     H, W, O, K = shape["H"], shape["W"], shape["O"], shape["K"]
     nx, nw = H * W, O * K * K
     data = symbolic_data(nx, 16, prefix="x") + symbolic_data(nw, bits, prefix="w")
-    base, where = _trace(shape, bits, mutation)
-    acc_cmds = []
-    for ci, c in enumerate(base):
-        c = dict(c)
-        for j in range(16):
-            if (ci, j) in where:
-                elem, b = where[(ci, j)]
-                d = data[elem]
-                c[f"top_slave_data_in_{j}"] = d if d.width == 8 else extract(d, 8 * b + 7, 8 * b)
-        acc_cmds.append(c)
+    x_raw = np.array(data[:nx], dtype=object).reshape(H, W, 1)
+    w_raw = np.array(data[nx:], dtype=object).reshape(O, K, K, 1)
+    try:
+        job = driver.conv2d_program(x_raw, w_raw, stride=shape["S"], weight_bits=bits)
+    except driver.HlscnnError as e:
+        raise MappingError(f"{name} proof: the driver refuses shape {shape}: {e}") from e
     frag = M.ir_fragment(shape)
     num = act_numerics()
     w_ir = data[nx:] if bits == 16 else [concat(d, bv_const(0, 8)) for d in data[nx:]]
     ir = relay_ila(num, tensor_entries=1 << max(10, (frag.size() - 1).bit_length()))
-    pairs = M.refinement(shape)["out"][1].reshape(-1)
-    shift = 16 if mutation == "output_pixel_off_by_one" else 0      # one pixel: 8 filters x 2 bytes
-    outs = [(int(a), (int(p) + shift, int(p) + shift + 1)) for a, p in zip(frag.address("out").reshape(-1), pairs)]
+    outs = [(int(a), k) for k, a in enumerate(frag.address("out").reshape(-1))]
+    ow = M._out(shape)[1]
     return ProofSetupExt(
         Side(ir, ir_commands(frag, {"x": data[:nx], "w": w_ir}), "tensor"),
-        Side(build_hlscnn(bits, 32, 4), acc_cmds, "scratch_pad_1"),
+        Side(build_hlscnn(bits, 32, 4), job.commands + job.read_commands, "scratch_pad_1", port=_port()),
         data, outs, axioms=[instantiate(num)], funcs=[num.mul, num.add],
-        describe_output=lambda k: f"out[0, {k // O // M._out(shape)[1]}, {k // O % M._out(shape)[1]}, {k % O}]",
-        read_acc=little_endian, split_outputs=True)
+        describe_output=lambda k: f"out[0, {k // O // ow}, {k // O % ow}, {k % O}]",
+        readback=lambda reads: driver.readback(job, reads), split_outputs=True,
+        covers=("codegen-bytes", "order", "model-loops", "read-back"))
+
+
+def proof_setup_w8(shape: dict, *, numerics: str = "uf") -> ProofSetupExt:
+    """hlscnn.conv2d_w8's proof setup (8-bit weights)."""
+    return proof_setup(shape, bits=8, numerics=numerics)

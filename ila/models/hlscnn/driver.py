@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ila import generic
+
 from ila.errors import D2AError
 from ila.numerics.fixed_point import ACT, WGT16, weight_format
 from ila.sim import Simulator
@@ -25,10 +27,11 @@ class HlscnnError(D2AError, ValueError):
     """A convolution HLSCNN cannot run as requested (the message says why)."""
 
 
-def _beat(addr: int, data: bytes | np.ndarray, *, write: bool = True) -> dict:
+def _beat(addr: int, data, *, write: bool = True) -> dict:
+    """One 16-byte AXI-slave command; ``data``: 16 byte values (ints or 8-bit terms) of a write."""
     cmd = {"top_slave_if_wr": int(write), "top_slave_if_rd": int(not write), "top_slave_addr_in": SLAVE_BASE + addr}
     if write:
-        raw = bytes(data)
+        raw = list(data)
         for i in range(16):
             cmd[f"top_slave_data_in_{i}"] = raw[i]
     return cmd
@@ -112,14 +115,47 @@ def prepare_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: i
                           f"got {np.size(bias)} values")
     bias_raw = int(WGT16.quantize(float(np.asarray(bias).reshape(-1)[0]))) if bias is not None else 0
 
+    return conv2d_program(x_raw, w_raw, stride=stride, weight_bits=weight_bits, bias_raw=bias_raw,
+                          has_bias=bias is not None, relu=relu)
+
+
+def _element_bytes(v, nbytes: int) -> list:
+    """The little-endian bytes of one raw element (a signed or unsigned int, or an ``8*nbytes``-bit
+    term), as ints or 8-bit terms."""
+    if generic.is_symbolic(v):
+        return [generic.field(v, 8 * k, 8) for k in range(nbytes)]
+    v = int(v) & ((1 << (8 * nbytes)) - 1)
+    return [(v >> (8 * k)) & 0xFF for k in range(nbytes)]
+
+
+def _image(elements: np.ndarray, nbytes: int) -> list:
+    """The byte image (ints or 8-bit terms) of ``elements`` in C order, ``nbytes`` bytes each."""
+    return [b for v in elements.ravel() for b in _element_bytes(v, nbytes)]
+
+
+def conv2d_program(x_raw, w_raw, *, stride: int, weight_bits: int, bias_raw: int = 0, has_bias: bool = False,
+                   relu: bool = False) -> ConvJob:
+    """The MMIO command stream of one convolution from raw operands: ``x_raw`` (H, W, C) ACT
+    values (16-bit), ``w_raw`` (O, KH, KW, C) in the weight format (8 or 16 bits), as ints or as
+    terms of those widths (proofs run this same code on symbolic elements). Activations go to
+    the virtual SoC memory as [channel block][y][x][8 channels], weights as [filter][channel
+    block][ky][kx][8 channels], both little-endian, zero-padded to 8-channel blocks; the weights
+    are pulled into scratchpad 0 through the AXI master; the outputs are read back from
+    scratchpad 1 ([filter block][oy][ox][8], 2 bytes each). Raises HlscnnError when a buffer
+    overflows."""
+    x_in, w_in = np.asarray(x_raw), np.asarray(w_raw)
+    x_raw, w_raw = x_in.astype(object), w_in.astype(object)
+    H, W, C = x_raw.shape
+    O, KH, KW, _ = w_raw.shape
+    OH, OW = (H - KH) // stride + 1, (W - KW) // stride + 1
     ncb, nfb = -(-C // CHANNEL_BLOCK), -(-O // CHANNEL_BLOCK)
-    act = np.zeros((ncb * CHANNEL_BLOCK, H, W), np.int16)
+    act = np.zeros((ncb * CHANNEL_BLOCK, H, W), dtype=object)
     act[:C] = x_raw.transpose(2, 0, 1)
-    act_img = act.reshape(ncb, CHANNEL_BLOCK, H, W).transpose(0, 2, 3, 1).astype("<i2").tobytes()
-    wt = np.zeros((nfb * CHANNEL_BLOCK, KH, KW, ncb * CHANNEL_BLOCK), np.int64)
+    act_img = _image(act.reshape(ncb, CHANNEL_BLOCK, H, W).transpose(0, 2, 3, 1), 2)
+    wt = np.zeros((nfb * CHANNEL_BLOCK, KH, KW, ncb * CHANNEL_BLOCK), dtype=object)
     wt[:O, :, :, :C] = w_raw
     wt = wt.reshape(nfb * CHANNEL_BLOCK, KH, KW, ncb, CHANNEL_BLOCK).transpose(0, 3, 1, 2, 4)
-    w_img = wt.astype("<i2" if weight_bits == 16 else "i1").tobytes()
+    w_img = _image(wt, 2 if weight_bits == 16 else 1)
     out_bytes = nfb * OH * OW * CHANNEL_BLOCK * 2
 
     act_off = 0
@@ -132,8 +168,8 @@ def prepare_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: i
     if out_bytes > SPAD_BYTES:
         raise HlscnnError(f"buffer overflow: outputs need {out_bytes} bytes, scratchpad 1 has {SPAD_BYTES}")
 
-    def beats(img: bytes):
-        img = img + bytes(-len(img) % 16)
+    def beats(img: list):
+        img = img + [0] * (-len(img) % 16)
         return [img[i:i + 16] for i in range(0, len(img), 16)]
 
     cmds = [_beat(VIR_MEM_BASE + act_off + 16 * k, b) for k, b in enumerate(beats(act_img))]
@@ -142,7 +178,7 @@ def prepare_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: i
     cmds.append(cfg_write("SocMemRdWrLength", 1))
     for k in range(len(wbeats)):
         cmds.append(cfg_write("SocMemBaseAddr", VIR_MEM_BASE + w_off + 16 * k))
-        cmds.append(_beat(SPAD0_BASE + 16 * k, bytes(16)))      # data comes through the AXI master
+        cmds.append(_beat(SPAD0_BASE + 16 * k, [0] * 16))      # data comes through the AXI master
     cmds += [
         cfg_write("AccelConvActivationBaseAddr", VIR_MEM_BASE + act_off),
         cfg_write("AccelConvWeightsBaseAddr", 0),
@@ -150,12 +186,34 @@ def prepare_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: i
         cfg_write("AccelConvInputSizeConfig", (C << 20) | (H << 10) | W),
         cfg_write("AccelConvOutputSizeConfig", (O << 20) | (OH << 10) | OW),
         cfg_write("AccelConvKernelSizeConfig", (stride << 16) | (KH << 8) | KW),
-        cfg_write("AccelConvChannelConfig", (bias_raw & 0xFFFF) | (int(bias is not None) << 16) | (int(relu) << 17)),
+        cfg_write("AccelConvChannelConfig", (bias_raw & 0xFFFF) | (int(has_bias) << 16) | (int(relu) << 17)),
         cfg_write("AccelConvTrigger", 1),
     ]
-    reads = [_beat(SPAD1_BASE + 16 * k, b"", write=False) for k in range(out_bytes // 16)]
-    return ConvJob(cmds, reads, (1, OH, OW, O), nfb, weight_bits, x_raw, w_raw, bias_raw, stride, relu,
-                   bias is not None)
+    reads = [_beat(SPAD1_BASE + 16 * k, None, write=False) for k in range(out_bytes // 16)]
+    return ConvJob(cmds, reads, (1, OH, OW, O), nfb, weight_bits, x_in, w_in, bias_raw, stride, relu, has_bias)
+
+
+READ_DATA = tuple(f"top_slave_rd_data_{i}" for i in range(16))   # the states holding an MMIO read's 16 bytes
+
+
+def read_beat(state) -> np.ndarray:
+    """The 16 bytes of the MMIO read that just executed, from the model state (ints in the
+    simulator, terms in symbolic execution)."""
+    return np.array([state[n] for n in READ_DATA], dtype=object)
+
+
+def readback(job: ConvJob, reads) -> np.ndarray:
+    """The raw ACT outputs (OH, OW, O) from the reads of ``job.read_commands`` in emitted order
+    (16 bytes each; ints, or 8-bit terms in proofs): 2 little-endian bytes per output, layout
+    [filter block][oy][ox][8]. Ints come back signed (int16 values)."""
+    _, OH, OW, O = job.out_shape
+    flat = [b for r in reads for b in np.asarray(r, dtype=object)]
+    n = job.out_blocks * OH * OW * CHANNEL_BLOCK
+    vals = [generic.bytes_le(flat[2 * k:2 * k + 2]) for k in range(n)]
+    if not generic.is_symbolic(*vals):
+        vals = [v - (1 << 16) if v >= 1 << 15 else v for v in vals]
+    v = np.array(vals, dtype=object).reshape(job.out_blocks, OH, OW, CHANNEL_BLOCK).transpose(1, 2, 0, 3)
+    return v.reshape(OH, OW, -1)[:, :, :O]
 
 
 def decode_output(job: ConvJob, spad1_bytes: np.ndarray) -> np.ndarray:
@@ -173,14 +231,12 @@ def run_job(job: ConvJob, *, col_lanes: int = 32, row_lanes: int = 4, sim: Simul
         sim = Simulator(build_hlscnn(job.weight_bits, col_lanes, row_lanes))
     sim.run(job.commands)
     if read_mmio:
-        got = bytearray()
+        reads = []
         for cmd in job.read_commands:
             sim.step(cmd)
-            got += bytes(sim.state[f"top_slave_rd_data_{i}"] for i in range(16))
-        data = np.frombuffer(bytes(got), dtype=np.uint8)
-    else:
-        data = sim.memory("scratch_pad_1")
-    return decode_output(job, data), sim
+            reads.append(read_beat(sim.state))
+        return readback(job, reads)[None].astype(np.int64), sim
+    return decode_output(job, sim.memory("scratch_pad_1")), sim
 
 
 def run_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: int = 16, bias=None,
@@ -192,4 +248,5 @@ def run_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: int =
     return ACT.to_float(raw)
 
 
-__all__ = ["HlscnnError", "ConvJob", "prepare_conv2d", "run_job", "run_conv2d", "decode_output", "cfg_write"]
+__all__ = ["HlscnnError", "ConvJob", "prepare_conv2d", "conv2d_program", "run_job", "run_conv2d", "decode_output",
+           "readback", "read_beat", "cfg_write"]

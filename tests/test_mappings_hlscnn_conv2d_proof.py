@@ -7,6 +7,8 @@ import pytest
 from ila.models.hlscnn.numerics import ACT_ADD_PSUM, CONV_MAC, PSUM_TO_ACT_RND, PSUM_TO_ACT_TRN
 from mappings.base import MappingError
 from mappings.hlscnn import conv2d_proof as CP
+from mappings import registry
+from verify import mutations
 from verify.bmc import check_bmc
 from verify.mapping import main
 
@@ -74,9 +76,36 @@ def test_bmc_proves_one_channel_conv(bits):
     assert v.kind == "proved", v
 
 
-@pytest.mark.parametrize("mutation", ["transposed_kernel", "output_pixel_off_by_one"])
+def test_proof_runs_the_emitted_stream_and_read_back():
+    from ila.generic import is_symbolic
+    ps = CP.proof_setup(SHAPE)
+    stores = [c for c in ps.acc.commands if any(is_symbolic(v) for k, v in c.items() if k.startswith("top_slave_data"))]
+    assert stores and ps.readback is not None
+    assert sum(ps.acc.port.is_read(c) for c in ps.acc.commands) >= 1
+    assert set(ps.covers) >= {"codegen-bytes", "order", "model-loops", "read-back"}
+
+
+def test_symbolic_and_integer_streams_agree():
+    """The proof's stream, with random values substituted, is the driver's stream for those values."""
+    from ila.expr import bv_const
+    from ila.models.hlscnn.driver import conv2d_program
+    from ila.simplify import Rewriter
+    rng = np.random.default_rng(3)
+    ps = CP.proof_setup(SHAPE)
+    vals = {d: int(rng.integers(0, 1 << d.width)) for d in ps.data}
+    rw = Rewriter({d: bv_const(v, d.width) for d, v in vals.items()})
+    sym = [{k: (rw.one(v).payload if hasattr(v, "sort") else v) for k, v in c.items()} for c in ps.acc.commands]
+    H, W, O, K = SHAPE["H"], SHAPE["W"], SHAPE["O"], SHAPE["K"]
+    x = np.array([vals[d] for d in ps.data[:H * W]]).reshape(H, W, 1)
+    w = np.array([vals[d] for d in ps.data[H * W:]]).reshape(O, K, K, 1)
+    job = conv2d_program(x, w, stride=SHAPE["S"], weight_bits=16)
+    assert sym == job.commands + job.read_commands
+
+
+@pytest.mark.parametrize("mutation", ["element_byte_order", "transposed_kernel", "output_pixel_off_by_one",
+                                      "wrong_readback_base"])
 def test_seeded_bugs_are_refuted_and_replayed(mutation):
-    v = check_bmc(CP.proof_setup(SHAPE, mutation=mutation))
+    v = mutations.check(registry.get("hlscnn.conv2d"), SHAPE, mutation, "bmc")
     assert v.kind == "counterexample" and v.replayed, v
     assert v.trace["ir_value"] != v.trace["acc_value"]
 
@@ -84,7 +113,7 @@ def test_seeded_bugs_are_refuted_and_replayed(mutation):
 @pytest.mark.slow
 @pytest.mark.parametrize("mutation", ["filters_swapped", "activation_row_off_by_one", "output_base_off_by_one"])
 def test_more_seeded_bugs_are_refuted(mutation):
-    v = check_bmc(CP.proof_setup(SHAPE, mutation=mutation))
+    v = mutations.check(registry.get("hlscnn.conv2d"), SHAPE, mutation, "bmc")
     assert v.kind == "counterexample" and v.replayed, v
 
 
