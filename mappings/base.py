@@ -23,7 +23,7 @@ Mappings never import solvers; ``verify/`` checks them.
 """
 from __future__ import annotations
 
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -101,10 +101,6 @@ class Proof:
         return None if self.chc_spec is None else _resolve(self.chc_spec)
 
 
-_EXTRAS = {"ir_fragment", "acc_commands", "refinement", "proof", "proof_shape", "chc", "cex_shapes", "mutations",
-           "depends_on", "weight_bits"}   # depends_on: the ledger computes the import closure; weight_bits: unread
-
-
 @dataclass(frozen=True)
 class Mapping:
     """One IR-accelerator mapping (module docstring). Optional parts are ``None`` when absent:
@@ -128,24 +124,6 @@ class Mapping:
     codegen: Callable[[dict, dict], list] | None = None
     refinement: Callable[[dict], dict] | None = None
     proof: Proof | None = None
-    legacy_mutations: dict = field(default_factory=dict)     # seeded bugs named by setups that still take them
-    extras: InitVar[dict | None] = None                      # transitional: the old untyped dict, converted
-
-    def __post_init__(self, extras):
-        if not extras:
-            return
-        unknown = set(extras) - _EXTRAS
-        if unknown:
-            raise MappingError(f"{self.name}: unknown mapping field(s) {sorted(unknown)}")
-        put = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731  (frozen dataclass)
-        for k, new in (("ir_fragment", "ir_fragment"), ("acc_commands", "codegen"), ("refinement", "refinement")):
-            if k in extras:
-                put(new, extras[k])
-        if "proof" in extras:
-            put("proof", Proof(extras["proof"], dict(extras.get("proof_shape") or self.default_shape),
-                               extras.get("chc"), tuple(extras.get("cex_shapes", ()))))
-        if "mutations" in extras:
-            put("legacy_mutations", dict(extras["mutations"]))
 
     @property
     def accelerator(self) -> str:
@@ -221,13 +199,6 @@ def mapping_from_module(namespace: dict, **fields) -> Mapping:
     if "codegen" not in fields and "acc_commands" in namespace:
         fields["codegen"] = namespace["acc_commands"]
     return Mapping(**fields)
-
-
-def check_mutation(name: str, mutation: str | None, known: dict) -> None:
-    """Raise MappingError when ``mutation`` (a seeded-bug name for mutation testing of a proof
-    setup; None = the correct mapping) is not one of ``known``, naming the known ones."""
-    if mutation is not None and mutation not in known:
-        raise MappingError(f"{name}: unknown mutation {mutation!r}; known: {sorted(known)}")
 
 
 def format_shape(shape: dict) -> str:

@@ -11,9 +11,7 @@ setup built inside the context sees the buggy model and one built outside it the
 Every mutation says which layer (claim) of a proof it is seeded in (``layer``);
 ``benchmarks/mutation_maxpool`` and ``benchmarks/proofs`` print the kill table. One module per
 accelerator family holds the bugs (``verify/mutations/layer_reduce.py``, ...); :data:`MUTATIONS`
-names, per mapping, the function returning them. Mappings whose proof setups still take a
-``mutation`` argument list theirs in ``extras["mutations"]`` (:func:`names`, :func:`check` treat
-both alike).
+names, per mapping, the function returning them.
 """
 from __future__ import annotations
 
@@ -90,58 +88,34 @@ MUTATIONS: dict[str, str] = {
 }
 
 
-def _table(name: str) -> dict[str, Mutation] | None:
-    """The registered mutations of mapping ``name`` (None while its module is not written yet:
-    the mapping's proof setup then still takes a ``mutation`` argument)."""
+def _table(name: str) -> dict[str, Mutation]:
+    """The registered mutations of mapping ``name`` ({} for a mapping without seeded bugs)."""
     spec = MUTATIONS.get(name)
     if spec is None:
-        return None
+        return {}
     mod, fn = spec.split(":")
-    try:
-        m = importlib.import_module(mod)
-    except ModuleNotFoundError as exc:
-        if exc.name == mod:
-            return None
-        raise
-    return getattr(m, fn)()
+    return getattr(importlib.import_module(mod), fn)()
 
 
 def names(mapping) -> dict[str, str]:
     """The seeded bugs of ``mapping``: name -> description."""
-    t = _table(mapping.name)
-    if t is not None:
-        return {k: m.description for k, m in t.items()}
-    return dict(mapping.legacy_mutations)
+    return {k: m.description for k, m in _table(mapping.name).items()}
 
 
 def layers(mapping) -> dict[str, str]:
     """The seeded bugs of ``mapping``: name -> the layer (claim) it is seeded in."""
-    t = _table(mapping.name)
-    if t is not None:
-        return {k: m.layer for k, m in t.items()}
-    return {k: "codegen" for k in mapping.legacy_mutations}
+    return {k: m.layer for k, m in _table(mapping.name).items()}
 
 
 def get(mapping, name: str | None) -> Mutation | None:
-    """The registered Mutation ``name`` of ``mapping`` (None for None, and for mappings whose
-    setups take the name themselves); MappingError naming the known bugs for an unknown one."""
+    """The registered Mutation ``name`` of ``mapping`` (None for None); MappingError naming the
+    known bugs for an unknown one."""
     if name is None:
         return None
-    known = names(mapping)
-    if name not in known:
-        raise MappingError(f"{mapping.name}: unknown mutation {name!r}; known: {sorted(known)}")
     t = _table(mapping.name)
-    return t[name] if t is not None else None
-
-
-def proof_setup(mapping, shape: dict, *, mutation: str | None = None, **kw):
-    """``mapping``'s BMC proof setup at ``shape``, with seeded bug ``mutation`` applied (by
-    :func:`applied` for registered mutations, else by the setup's own ``mutation`` argument)."""
-    m = get(mapping, mutation)
-    if mutation is not None and m is None:
-        return mapping.proof.bmc(shape, mutation=mutation, **kw)
-    with applied(m):
-        return mapping.proof.bmc(shape, **kw)
+    if name not in t:
+        raise MappingError(f"{mapping.name}: unknown mutation {name!r}; known: {sorted(t)}")
+    return t[name]
 
 
 def check(mapping, shape, mutation: str | None, method: str = "bmc", **kw):
@@ -152,10 +126,10 @@ def check(mapping, shape, mutation: str | None, method: str = "bmc", **kw):
     from verify.chc import check_chc
     if method not in ("bmc", "chc"):
         raise MappingError(f"unknown method {method!r}; use 'bmc' or 'chc'")
+    if mapping.proof is None:
+        raise MappingError(f"{mapping.name} has no proof setup")
     m = get(mapping, mutation)
     with applied(m):
         if method == "chc":
             return check_chc(mapping, shape, **kw)
-        if mutation is not None and m is None:
-            return check_bmc(mapping.proof.bmc(shape, mutation=mutation), **kw)
         return check_bmc(mapping.proof.bmc(shape), **kw)
