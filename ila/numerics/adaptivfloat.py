@@ -44,7 +44,20 @@ Decisions (documented because the reference is ambiguous or buggy):
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+from ila.errors import D2AError
+
+
+class NumericsError(D2AError, ValueError):
+    """A tensor AdaptivFloat cannot encode at all (NaN or infinity)."""
+
+
+class AdaptivFloatClampWarning(UserWarning):
+    """The tensor's range needs an exponent bias outside what the 3-bit bias register holds, so
+    quantisation saturates its large values or flushes its small ones to zero."""
 
 EXP_BITS, MAN_BITS = 3, 4
 OFFSET = -10                     # kAdpfloatOffset
@@ -216,11 +229,25 @@ def encode_hw(x, bias_reg, *, overflow: str = "signed") -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- compiler-side quantiser
+def check_finite(x, what: str = "tensor") -> np.ndarray:
+    """``x`` as float64; NumericsError naming the count and first index of NaN/inf elements."""
+    x = np.asarray(x, dtype=np.float64)
+    bad = ~np.isfinite(x)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise NumericsError(f"{what} has {int(bad.sum())} non-finite value(s) (first {float(x[first])!r} at index "
+                            f"{first if x.ndim != 1 else first[0]}): AdaptivFloat encodes finite values only")
+    return x
+
+
 def choose_bias_reg(x) -> tuple[int, bool]:
     """Bias register for tensor ``x``: bias = floor(log2 max|x|) - 7, register = bias + 10,
-    clamped to 0..7. Returns (bias_reg, clamped). An all-zero tensor gets register 0."""
-    amax = float(np.max(np.abs(np.asarray(x, dtype=np.float64)))) if np.size(x) else 0.0
-    if amax == 0.0 or not np.isfinite(amax):
+    clamped to 0..7. Returns (bias_reg, clamped): ``clamped`` when max|x| needs a register outside
+    0..7 (values then saturate at the top or flush to zero). An all-zero tensor gets register 0.
+    Raises NumericsError for NaN or infinite elements."""
+    x = check_finite(x)
+    amax = float(np.max(np.abs(x))) if np.size(x) else 0.0
+    if amax == 0.0:
         return 0, False
     bias = (np.frexp(amax)[1] - 1) - ((1 << EXP_BITS) - 1)
     reg = bias - OFFSET
@@ -233,11 +260,25 @@ def quantize(x, bias_reg=None) -> tuple[np.ndarray, int]:
 
     Values below min/2 become 0, values in [min/2, min) become min, values above max clamp to max;
     the 4-bit mantissa is rounded half to even (numpy ``rint``). ``bias_reg`` defaults to
-    :func:`choose_bias_reg` of ``x``.
+    :func:`choose_bias_reg` of ``x``; when that register is clamped, an
+    :class:`AdaptivFloatClampWarning` is issued (:func:`quantize_checked` also returns the flag).
+    Raises NumericsError for NaN or infinite elements.
     """
-    x = np.asarray(x, dtype=np.float64)
+    codes, reg, _ = quantize_checked(x, bias_reg)
+    return codes, reg
+
+
+def quantize_checked(x, bias_reg=None) -> tuple[np.ndarray, int, bool]:
+    """:func:`quantize` plus the clamping flag: (codes, bias_reg, clamped)."""
+    x = check_finite(x)
+    clamped = False
     if bias_reg is None:
-        bias_reg, _ = choose_bias_reg(x)
+        bias_reg, clamped = choose_bias_reg(x)
+        if clamped:
+            amax = float(np.max(np.abs(x)))
+            warnings.warn(f"AdaptivFloat: max|x| = {amax:.6g} needs an exponent bias outside the 3-bit register "
+                          f"(clamped to {bias_reg}); values {'saturate' if bias_reg == BIAS_REG_MAX else 'flush to 0'}",
+                          AdaptivFloatClampWarning, stacklevel=3)
     lo, hi = min_value(bias_reg), max_value(bias_reg)
     a = np.abs(x)
     a = np.where(a > hi, hi, a)
@@ -252,7 +293,7 @@ def quantize(x, bias_reg=None) -> tuple[np.ndarray, int]:
     e = k - (int(bias_reg) + OFFSET)
     code = ((x < 0).astype(np.int64) << 7) | (np.clip(e, 0, 7) << 4) | np.clip(q - 16, 0, 15)
     code = np.where(tiny, 0, code)
-    return code.astype(np.uint8), int(bias_reg)
+    return code.astype(np.uint8), int(bias_reg), clamped
 
 
 def dequantize(code, bias_reg, dtype=np.float32) -> np.ndarray:

@@ -304,5 +304,5 @@ MAPPING = mapping_from_module(
     default_shape={"T": 64, "H": 64},
     side_conditions=SIDE_CONDITIONS,
     tolerance=tolerance_for,
-    data_conditions=DATA_CONDITIONS,
+    data_conditions=DATA_CONDITIONS + (F.AF_RANGE,),
 )

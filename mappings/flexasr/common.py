@@ -12,20 +12,29 @@ import numpy as np
 
 from ila.models.flexasr import constants as K
 from ila.numerics import adaptivfloat as af
-from mappings.base import SideCondition
+from mappings.base import DataCondition, SideCondition
 
 
 def tiled_bytes(T: int, nv: int) -> int:
     return -(-T // 16) * 16 * nv * 16
 
 
+def gb_address(t, v, i, nv):
+    """The declared refinement map of the FlexASR mappings (the one tiling formula on the mapping
+    side): GB large-buffer byte offset of element (t, 16 v + i) of a [T, 16 nv] tensor at base 0,
+    16 ((t mod 16) + floor(t / 16) nv 16) + 256 v + i (reference §2.1). Works on ints, numpy arrays
+    and 32-bit terms alike (:mod:`ila.generic`). The code generator (``isa.tiled_offsets``) and the
+    model (``model.tiled_addr``) each implement the layout on their own side; proofs check both
+    against this declaration, never against each other."""
+    from ila import generic
+    return 16 * (generic.low_bits(t, 4) + generic.lshr(t, 4) * nv * 16) + 256 * v + i
+
+
 def tiled(T: int, H: int, base: int = 0) -> np.ndarray:
-    """GB large-buffer byte offset of element (t, h) of a [T, H] tensor at ``base`` (the
-    refinement map between IR tensor elements and accelerator memory; reference §2.1 tiling)."""
+    """:func:`gb_address` of every element (t, h) of a [T, H] tensor, plus ``base`` (bytes)."""
     t = np.arange(T)[:, None]
     c = np.arange(H)[None, :]
-    nv = H // 16
-    return base + 16 * ((t % 16) + (t // 16) * nv * 16) + 256 * (c // 16) + c % 16
+    return base + gb_address(t, c // 16, c % 16, H // 16)
 
 
 def vectors(dim: str, *, multiple: int = 16, what: str = "") -> tuple[SideCondition, ...]:
@@ -91,5 +100,16 @@ def out_bias(y) -> int:
     return reg
 
 
-# model modules every FlexASR mapping depends on (the ledger digests them)
-DEPENDS_ON = ("ila.models.flexasr", "ila.models.relay.model", "ila.numerics.adaptivfloat")
+def _clamped(shape: dict, inputs: dict) -> float:
+    """1.0 when some float input tensor needs an exponent-bias register outside 0..7, else 0.0."""
+    return float(any(af.choose_bias_reg(v)[1] for v in inputs.values()
+                     if isinstance(v, np.ndarray) and v.dtype.kind == "f"))
+
+
+# Every FlexASR mapping's data condition: the driver quantises each float input with a bias register
+# chosen from its range (ila.numerics.adaptivfloat.choose_bias_reg); outside what 3 bits encode, the
+# quantiser saturates or flushes silently in hardware, so such data is refused, not run.
+AF_RANGE = DataCondition(
+    "AdaptivFloat range", _clamped, 0.5,
+    "max|x| of every input tensor must be 0 or within [2**-3, 2**5), the range the 3-bit exponent-bias register "
+    "covers (outside it AdaptivFloat saturates large values or flushes small ones to zero)")

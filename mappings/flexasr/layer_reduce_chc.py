@@ -12,8 +12,9 @@ IR loop (``nn.max_pool2d.loop``, counters cnt_0..cnt_4 = plane, oy, ox, wy, wx o
 FlexASR loop (LayerReduce child, FSM PREP → TIMESTEP_OP → (VECTOR_OP → VECTOR_REDUCE)* → DONE):
 with k = ts/2 − 1 the current timestep pair and n the vectors of pair k already reduced
 (v − 1 while a reduction is pending, else v), a cell is processed when τ < k or τ = k ∧ v < n, or
-when the child has finished. The invariant relates the counters to the tiled base addresses
-(the model's own ``tiled_addr``), keeps the unprocessed input cells at x0, x1 and the output
+when the child has finished. The invariant relates the counters to the tiled base addresses of
+the declared refinement map (``gb_address``; the model's own address logic is what consecution
+checks against it), keeps the unprocessed input cells at x0, x1 and the output
 cell at xo, and says a processed output cell holds GBAdpfloat_max(x0, x1).
 
 The sizes R and num_v are constants for a fixed shape and 16/8-bit symbols with ``symbolic``.

@@ -125,5 +125,5 @@ MAPPING = mapping_from_module(
     default_shape={"T": 16, "H": 64},
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
-    data_conditions=DATA_CONDITIONS,
+    data_conditions=DATA_CONDITIONS + (F.AF_RANGE,),
 )

@@ -115,6 +115,7 @@ MAPPING = mapping_from_module(
     shape_dims=("T", "I", "O"),
     default_shape={"T": 16, "I": 64, "O": 64},
     side_conditions=SIDE_CONDITIONS,
+    data_conditions=(F.AF_RANGE,),
     tolerance=TOLERANCE,
     proof=Proof("mappings.flexasr.linear_proof:proof_setup", {"T": 1, "I": 16, "O": 64}),
 )

@@ -113,5 +113,6 @@ MAPPING = mapping_from_module(
     shape_dims=("T", "I", "H"),
     default_shape={"T": 8, "I": 64, "H": 64},
     side_conditions=SIDE_CONDITIONS,
+    data_conditions=(F.AF_RANGE,),
     tolerance=TOLERANCE,
 )

@@ -25,25 +25,16 @@ from ila import bv_const, generic, ite, zext
 from ila.models.relay.model import FUNC_IDS, relay_ila
 from ila.models.relay.numerics import abstract
 from mappings.base import Mapping, Proof, ProofSetup, Side, SideCondition, symbolic_data
+from mappings.flexasr import common as F
+from mappings.flexasr.common import gb_address  # noqa: F401  (the declared map, used by the CHC artefacts)
 
 GB_LARGE_SIZE = 1 << 20
 NAME = "flexasr.maxpool"
 
 
-def gb_address(t, v, i, nv):
-    """The declared refinement map of the LayerReduce mappings: GB large-buffer byte offset of
-    element (t, 16 v + i) of a [T, 16 nv] tensor at memory index 0, base 0 (reference §2.1 tiling):
-    16 ((t mod 16) + floor(t / 16) nv 16) + 256 v + i. Works on ints, numpy arrays and 32-bit
-    terms alike (:mod:`ila.generic`); proofs use it, never the model's own address logic, which is
-    what they check against it."""
-    return 16 * (generic.low_bits(t, 4) + generic.lshr(t, 4) * nv * 16) + 256 * v + i
-
-
 def tiled(R: int, C: int) -> np.ndarray:
-    """GB byte offset of element (t, c) of an R x C matrix: :func:`gb_address` as an array."""
-    t = np.arange(R)[:, None]
-    c = np.arange(C)[None, :]
-    return gb_address(t, c // 16, c % 16, C // 16)
+    """GB byte offset of element (t, c) of an R x C matrix: the declared map as an array."""
+    return F.tiled(R, C)
 
 
 def refinement(shape: dict) -> dict:
@@ -239,6 +230,7 @@ MAPPING = Mapping(
     shape_dims=("R", "C"),
     default_shape={"R": 16, "C": 64},
     side_conditions=SIDE_CONDITIONS,
+    data_conditions=(F.AF_RANGE,),
     tolerance=0.0,
     random_inputs=random_inputs,
     reference=reference,

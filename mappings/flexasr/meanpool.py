@@ -87,6 +87,7 @@ MAPPING = mapping_from_module(
     shape_dims=("R", "C"),
     default_shape={"R": 16, "C": 64},
     side_conditions=POOL_CONDITIONS,
+    data_conditions=(F.AF_RANGE,),
     tolerance=TOLERANCE,
     # formal proofs share flexasr.maxpool's fragments and the LayerReduce family's CHC artefacts;
     # the CHC invariant is always inferred (this mapping states none)

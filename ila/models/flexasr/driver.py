@@ -34,6 +34,7 @@ class Result:
     fragment: dict                   # the program fragment that ran
     inputs: dict = field(default_factory=dict)   # name -> (codes, bias_reg) of quantised inputs
     child_steps: int = 0
+    clamped: bool = False            # an input's exponent-bias register was clamped (values saturated/flushed)
 
 
 class Runner:
@@ -91,8 +92,13 @@ def runner() -> Runner:
     return _RUNNER
 
 
-def _q(x, bias=None):
-    codes, br = af.quantize(np.asarray(x, dtype=np.float32), bias)
+def _q(x, bias=None, flags: list | None = None):
+    """AdaptivFloat codes and bias register of float tensor ``x`` (``bias`` None: chosen from its
+    range); appends to ``flags`` whether the register was clamped (values saturated or flushed;
+    an AdaptivFloatClampWarning is also issued). NumericsError for NaN/inf."""
+    codes, br, clamped = af.quantize_checked(np.asarray(x, dtype=np.float32), bias)
+    if flags is not None:
+        flags.append(clamped)
     return codes, br
 
 
@@ -117,9 +123,9 @@ def _readback(reads, T, nv):
     return readback(reads, T, nv)
 
 
-def _finish(r: Runner, frag, reads, T, nv, br, inputs) -> Result:
+def _finish(r: Runner, frag, reads, T, nv, br, inputs, clamped: bool = False) -> Result:
     codes = _readback(reads, T, nv)
-    return Result(af.dequantize(codes, br), codes, br, frag, inputs, r.last_child_steps)
+    return Result(af.dequantize(codes, br), codes, br, frag, inputs, r.last_child_steps, clamped)
 
 
 # ----------------------------------------------------------------------------- pooling
@@ -139,12 +145,13 @@ def pool_program(T, nv, mode: str = "max", *, transfers: bool = True) -> list[di
 def run_pool(x, mode: str = "max", *, codes=None, bias_reg=None, r: Runner | None = None) -> Result:
     """Temporal max/mean pooling, window (2,1) stride (2,1), over x[T, H]. ``codes``/``bias_reg``
     give already-quantised input."""
+    flags: list = []
     r = r or runner()
     if codes is None:
         x = np.asarray(x, dtype=np.float32)
         if x.ndim != 2:
             raise ShapeError(f"pooling takes a [timesteps, hidden] tensor, got shape {x.shape}")
-        codes, bias_reg = _q(x, bias_reg)
+        codes, bias_reg = _q(x, bias_reg, flags)
     T, H = codes.shape
     _check_hidden(H, "hidden size")
     _check_ts(T)
@@ -154,7 +161,7 @@ def run_pool(x, mode: str = "max", *, codes=None, bias_reg=None, r: Runner | Non
     if tiled_bytes(T, nv) > C.GB_LARGE_SIZE:
         raise ShapeError(f"a [{T}, {H}] tensor needs {tiled_bytes(T, nv)} bytes: the 1 MiB GB large buffer overflows")
     frag, reads = r.run(pool_program(T, nv, mode), {"x": codes})
-    return _finish(r, frag, reads, T // 2, nv, bias_reg, {"x": (codes, bias_reg)})
+    return _finish(r, frag, reads, T // 2, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))
 
 
 # ----------------------------------------------------------------------------- PE operations
@@ -202,22 +209,24 @@ def linear_program(xq, wq, bq, *, bx: int, bw: int, bb: int, out_bias: int, pe_i
 
 def run_linear(x, w, b=None, *, out_bias=None, r: Runner | None = None) -> Result:
     """y[T, O] = x[T, I] @ w[O, I].T + b on the PEs."""
+    flags: list = []
     r = r or runner()
     x, w = np.asarray(x, np.float32), np.asarray(w, np.float32)
     _check_linear(x.shape, w.shape)
     T, O = x.shape[0], w.shape[0]
-    xq, bx = _q(x)
-    wq, bw = _q(w)
-    bq, bb = _q(b) if b is not None else (None, 0)
+    xq, bx = _q(x, None, flags)
+    wq, bw = _q(w, None, flags)
+    bq, bb = _q(b, None, flags) if b is not None else (None, 0)
     if out_bias is None:
         out_bias, _ = af.choose_bias_reg(ref.linear_layer(x, w, b))
     prog, lib = linear_program(xq, wq, bq, bx=bx, bw=bw, bb=bb, out_bias=out_bias)
     frag, reads = r.run(prog, lib)
-    return _finish(r, frag, reads, T, O // 16, out_bias, {"x": (xq, bx), "w": (wq, bw), "b": (bq, bb)})
+    return _finish(r, frag, reads, T, O // 16, out_bias, {"x": (xq, bx), "w": (wq, bw), "b": (bq, bb)}, any(flags))
 
 
 def run_lstm(x, w_ih, w_hh, b=None, *, out_bias=None, r: Runner | None = None) -> Result:
     """One LSTM layer (PyTorch gate order in the weights, zero initial state) on the PEs."""
+    flags: list = []
     r = r or runner()
     x, w_ih, w_hh = (np.asarray(a, np.float32) for a in (x, w_ih, w_hh))
     T, I = x.shape
@@ -230,10 +239,10 @@ def run_lstm(x, w_ih, w_hh, b=None, *, out_bias=None, r: Runner | None = None) -
     if H // 16 % C.NUM_PE:
         raise ShapeError(f"LSTM hidden size = {H}: its {H // 16} vectors must split evenly over the 4 PEs "
                          f"(a multiple of 64 values)")
-    xq, bx = _q(x)
-    wiq, bwi = _q(w_ih)
-    whq, bwh = _q(w_hh)
-    bq, bb = _q(b) if b is not None else (None, 0)
+    xq, bx = _q(x, None, flags)
+    wiq, bwi = _q(w_ih, None, flags)
+    whq, bwh = _q(w_hh, None, flags)
+    bq, bb = _q(b, None, flags) if b is not None else (None, 0)
     if out_bias is None:
         out_bias, _ = af.choose_bias_reg(ref.lstm_layer(x, w_ih, w_hh, b))
     base_in, base_out = _gb_two(T, I // 16, H // 16)
@@ -247,7 +256,7 @@ def run_lstm(x, w_ih, w_hh, b=None, *, out_bias=None, r: Runner | None = None) -
               "adpbias_bias": bb, "adpbias_out": out_bias, "base_in": base_in, "base_out": base_out},
              {"name": "load_act", "num_ts": T, "num_v": H // 16, "base": base_out}]
     frag, reads = r.run(prog, lib)
-    return _finish(r, frag, reads, T, H // 16, out_bias, {"x": (xq, bx)})
+    return _finish(r, frag, reads, T, H // 16, out_bias, {"x": (xq, bx)}, any(flags))
 
 
 # ----------------------------------------------------------------------------- GB operations
@@ -267,6 +276,7 @@ def run_layernorm(x, gamma=None, beta=None, *, bias_reg=None, r: Runner | None =
     """LayerNorm of every timestep of x[T, H] over H (y = (x - mean) / std * gamma + beta), in place
     in the GB. The output shares the input's bias register (adpbias_1), so by default it is chosen
     from max |x| and max |reference output| together."""
+    flags: list = []
     r = r or runner()
     x = _as_2d(x, "layernorm")
     T, H = x.shape
@@ -277,9 +287,9 @@ def run_layernorm(x, gamma=None, beta=None, *, bias_reg=None, r: Runner | None =
         raise ShapeError(f"layernorm gamma and beta must have shape ({H},), got {gamma.shape} and {beta.shape}")
     if bias_reg is None:
         bias_reg, _ = af.choose_bias_reg(np.concatenate([x.ravel(), ref.layernorm(x, gamma, beta).ravel()]))
-    xq, bx = _q(x, bias_reg)
-    gq, bg = _q(gamma)
-    betq, bb = _q(beta)
+    xq, bx = _q(x, bias_reg, flags)
+    gq, bg = _q(gamma, None, flags)
+    betq, bb = _q(beta, None, flags)
     lib = {"x": xq, "gamma": gq, "beta": betq}
     prog = [{"name": "store_act", "tensor": "x", "base": 0},
             {"name": "store_small", "tensor": "gamma", "base": 0},
@@ -288,7 +298,7 @@ def run_layernorm(x, gamma=None, beta=None, *, bias_reg=None, r: Runner | None =
              "adpbias_inp": bx, "adpbias_gamma": bg, "adpbias_beta": bb},
             {"name": "load_act", "num_ts": T, "num_v": nv, "base": 0}]
     frag, reads = r.run(prog, lib)
-    return _finish(r, frag, reads, T, nv, bx, {"x": (xq, bx), "gamma": (gq, bg), "beta": (betq, bb)})
+    return _finish(r, frag, reads, T, nv, bx, {"x": (xq, bx), "gamma": (gq, bg), "beta": (betq, bb)}, any(flags))
 
 
 def run_attention(enc, dec, *, out_bias=None, prob_bias=None, r: Runner | None = None) -> Result:
@@ -298,6 +308,7 @@ def run_attention(enc, dec, *, out_bias=None, prob_bias=None, r: Runner | None =
     softmax probabilities read back are in ``Result.inputs["p"]``. The bias registers of the
     output (``out_bias``) and of the probabilities (``prob_bias``) default to choose_bias_reg of
     the float32 host evaluation; an argument overrides it."""
+    flags: list = []
     r = r or runner()
     enc = _as_2d(enc, "attention")
     dec = np.asarray(dec, np.float32)
@@ -306,8 +317,8 @@ def run_attention(enc, dec, *, out_bias=None, prob_bias=None, r: Runner | None =
     if dec.shape != (H,):
         raise ShapeError(f"attention decoder vector must have shape ({H},), got {dec.shape}")
     Tp = -(-T // 16) * 16
-    eq, be = _q(enc)
-    dq, bd = _q(dec)
+    eq, be = _q(enc, None, flags)
+    dq, bd = _q(dec, None, flags)
     s = enc @ dec
     p_ref = np.exp(s - s.max())
     p_ref /= p_ref.sum()
@@ -327,15 +338,16 @@ def run_attention(enc, dec, *, out_bias=None, prob_bias=None, r: Runner | None =
     codes = np.concatenate(reads[:nv])
     pcodes = np.concatenate(reads[nv:])[:T]
     return Result(af.dequantize(codes, bo), codes, bo, frag,
-                  {"enc": (eq, be), "dec": (dq, bd), "p": (pcodes, bp)}, r.last_child_steps)
+                  {"enc": (eq, be), "dec": (dq, bd), "p": (pcodes, bp)}, r.last_child_steps, any(flags))
 
 
 def run_zero_padding(x, t1: int, t2: int, *, codes=None, bias_reg=None, r: Runner | None = None) -> Result:
     """Zero timesteps t1 .. t2-1 of x[T, H] in place in the GB (ZeroPadding unit); returns all T rows."""
+    flags: list = []
     r = r or runner()
     if codes is None:
         x = _as_2d(x, "zero padding")
-        codes, bias_reg = _q(x, bias_reg)
+        codes, bias_reg = _q(x, bias_reg, flags)
     T, H = codes.shape
     _check_hidden(H, "hidden size")
     nv = H // 16
@@ -345,4 +357,4 @@ def run_zero_padding(x, t1: int, t2: int, *, codes=None, bias_reg=None, r: Runne
             {"name": "zero_padding", "num_v": nv, "num_ts_1": t1, "num_ts_2": t2, "base": 0},
             {"name": "load_act", "num_ts": T, "num_v": nv, "base": 0}]
     frag, reads = r.run(prog, {"x": codes})
-    return _finish(r, frag, reads, T, nv, bias_reg, {"x": (codes, bias_reg)})
+    return _finish(r, frag, reads, T, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))

@@ -230,3 +230,59 @@ def test_act_unit_ops():
     assert af.act_onex(one // 4) == 3 * one // 4
     assert af.act_relu(-5) == 0 and af.act_relu(7) == 7
     assert abs(af.act_sigmoid(0) - one // 2) <= 1 and af.act_tanh(0) == 0
+
+
+# ----------------------------------------------------------------------------- no silent wrong answers
+import warnings
+
+
+from ila.errors import D2AError
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_input_is_an_error_naming_it(bad):
+    x = np.array([[1.0, 2.0], [bad, 3.0]])
+    with pytest.raises(af.NumericsError, match=r"1 non-finite value.*index \(1, 0\)") as e:
+        af.quantize(x)
+    assert isinstance(e.value, D2AError)
+    with pytest.raises(af.NumericsError):
+        af.choose_bias_reg(x)
+    with pytest.raises(af.NumericsError):
+        af.quantize(x, bias_reg=3)                     # an explicit register does not hide it
+
+
+@pytest.mark.parametrize("x, reg", [([100.0, -50.0], 7), ([1e-5, -2e-5], 0)])
+def test_clamped_register_is_reported(x, reg):
+    with pytest.warns(af.AdaptivFloatClampWarning, match="clamped"):
+        codes, got = af.quantize(np.array(x))
+    assert got == reg
+    codes, got, clamped = af.quantize_checked(np.array(x))
+    assert clamped
+
+
+def test_in_range_tensor_is_quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        codes, reg, clamped = af.quantize_checked(np.array([0.5, -3.0, 20.0]))
+    assert not clamped and af.dequantize(codes, reg)[2] == 20.0
+
+
+def test_driver_result_flags_clamping():
+    from ila.models.flexasr.driver import run_pool
+    x = np.ones((2, 16), np.float32)
+    assert not run_pool(x).clamped
+    with pytest.warns(af.AdaptivFloatClampWarning):
+        r = run_pool(x * 1000)
+    assert r.clamped
+
+
+def test_mappings_refuse_data_outside_the_register_range():
+    from mappings.base import MappingError
+    from mappings.registry import get, names
+    for name in [n for n in names() if n.startswith("flexasr.")]:
+        m = get(name)
+        assert any(c.name == "AdaptivFloat range" for c in m.data_conditions), name
+    m = get("flexasr.maxpool")
+    with pytest.raises(MappingError, match="AdaptivFloat range"):
+        m.check_data({"R": 2, "C": 16}, {"x": np.full((2, 16), 1000.0, np.float32)})
+    m.check_data({"R": 2, "C": 16}, {"x": np.full((2, 16), 3.0, np.float32)})
