@@ -4,6 +4,8 @@ Usage: python benchmarks/flexasr_speed.py
 """
 from __future__ import annotations
 
+import argparse
+
 import time
 
 import numpy as np
@@ -43,4 +45,5 @@ def main():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(prog="python -m benchmarks.flexasr_speed", description=__doc__.splitlines()[0] if __doc__ else None).parse_args()
     main()

@@ -9,6 +9,8 @@ Run: ``python -m benchmarks.sim_speed``
 """
 from __future__ import annotations
 
+import argparse
+
 import time
 
 from ila.models.examples import counter_with_child, fifo4
@@ -49,4 +51,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(prog="python -m benchmarks.sim_speed", description=__doc__.splitlines()[0] if __doc__ else None).parse_args()
     main()

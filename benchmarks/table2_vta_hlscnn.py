@@ -13,7 +13,8 @@ Usage: python benchmarks/table2_vta_hlscnn.py [N]   (default 100)
 """
 from __future__ import annotations
 
-import sys
+import argparse
+
 import time
 
 import numpy as np
@@ -76,4 +77,7 @@ def main(n: int = 100):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)
+    _ap = argparse.ArgumentParser(prog="python -m benchmarks.table2_vta_hlscnn",
+                                  description="VTA / HLSCNN simulation-based validation (Table 2 rows)")
+    _ap.add_argument("samples", nargs="?", type=int, default=100, help="random inputs per row")
+    main(_ap.parse_args().samples)

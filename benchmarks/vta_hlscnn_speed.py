@@ -12,7 +12,8 @@ Model construction (cached per configuration) and simulator compilation are repo
 """
 from __future__ import annotations
 
-import sys
+import argparse
+
 import time
 
 import numpy as np
@@ -90,6 +91,9 @@ def hlscnn(repeat: int):
 
 
 if __name__ == "__main__":
-    r = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    _ap = argparse.ArgumentParser(prog="python -m benchmarks.vta_hlscnn_speed",
+                                  description="VTA and HLSCNN simulator speed")
+    _ap.add_argument("repeats", nargs="?", type=int, default=3)
+    r = _ap.parse_args().repeats
     vta(r)
     hlscnn(r)
