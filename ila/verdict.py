@@ -7,7 +7,27 @@ solver giving up; never shown as proved). The CLI chooses the exit code: only ``
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from typing import Any
+
+
+class Status(Enum):
+    """The answer of one check inside a checker (a clause, a lemma, a goal, an engine's safety
+    question): the claim holds, fails, or is undecided (timeout, solver gave up). Used end to end
+    instead of 'sat'/'valid'/'safe' strings; :meth:`worst` combines answers (FAILS > UNKNOWN >
+    HOLDS)."""
+    HOLDS = "holds"
+    FAILS = "fails"
+    UNKNOWN = "unknown"
+
+    @staticmethod
+    def of_negation(smt_status: str) -> "Status":
+        """The status of a claim from the solver's answer on its negation (unsat: it holds)."""
+        return {"unsat": Status.HOLDS, "sat": Status.FAILS}.get(smt_status, Status.UNKNOWN)
+
+    def worst(self, other: "Status") -> "Status":
+        order = (Status.HOLDS, Status.UNKNOWN, Status.FAILS)
+        return max(self, other, key=order.index)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from ila.expr import Expr
 from ila.ops import Op
 from ila.simplify import Rewriter
 from ila.unroll import execute
-from ila.verdict import Counterexample, Proved, Unknown
+from ila.verdict import Counterexample, Proved, Status, Unknown
 from ila.walk import toposort
 from mappings.base import ChcSpec, LoopSpec, Side  # noqa: F401  (re-exported)
 
@@ -44,36 +44,30 @@ from .fragments import reset_state
 
 def check_invariants(spec: ChcSpec, *, solver: str = "z3", timeout: float | None = None, inline_ufs: bool = False,
                      emit_dir: str | None = None, label: str = "mapping", failed: list | None = None
-                     ) -> tuple[str, list[tuple[str, str, float]]]:
-    """Check every clause of the supplied invariants; return ('valid'|'invalid'|'unknown', rows).
-    ``failed``, if given, collects the invalid clauses (for a counter-model)."""
+                     ) -> tuple[Status, list[tuple[str, Status, float, str]]]:
+    """Check every clause of the supplied invariants; return (overall Status, rows of (clause,
+    Status, seconds, note)). ``failed``, if given, collects the failing clauses (for a counter-model)."""
     built = build(spec)
     rows = []
-    overall = "valid"
+    overall = Status.HOLDS
     kw = dict(solver=solver, inline_ufs=inline_ufs, emit_dir=emit_dir, label=label)
     for c in built.clauses:
         if c.parts and spec.scope == "symbolic":      # monolithic consecution is hopeless there
-            status, secs, reason = "unknown", 0.0, "skipped"
+            status, secs, reason = Status.UNKNOWN, 0.0, "skipped"
         else:
             first = timeout if not c.parts else min(timeout or MONOLITHIC_TIMEOUT, MONOLITHIC_TIMEOUT)
             status, secs, reason = _valid(c, spec, timeout=first, **kw)
-        if status != "valid" and c.parts:
+        if status is not Status.HOLDS and c.parts:
             for st, sec, why, part in _leaves(c.parts, spec, timeout, kw):
-                rows.append((part.name, st if not why else f"{st} ({why})", sec))
-                if st == "invalid":
-                    overall = "invalid"
-                    if failed is not None:
-                        failed.append(part)
-                elif st == "unknown" and overall == "valid":
-                    overall = "unknown"
+                rows.append((part.name, st, sec, why))
+                overall = overall.worst(st)
+                if st is Status.FAILS and failed is not None:
+                    failed.append(part)
             continue
-        rows.append((c.name, status if not reason else f"{status} ({reason})", secs))
-        if status == "invalid":
-            overall = "invalid"
-            if failed is not None:
-                failed.append(c)
-        elif status == "unknown" and overall == "valid":
-            overall = "unknown"
+        rows.append((c.name, status, secs, reason))
+        overall = overall.worst(status)
+        if status is Status.FAILS and failed is not None:
+            failed.append(c)
     return overall, rows
 
 
@@ -138,8 +132,8 @@ def check_readback(lp: LoopSpec) -> list[str]:
     return bad
 
 
-def stream_lemmas(spec: ChcSpec) -> list[tuple[str, str, float]]:
-    """Rows (name, status, seconds) of the stream lemmas of every loop that declares them."""
+def stream_lemmas(spec: ChcSpec) -> list[tuple[str, Status, float, str]]:
+    """Rows (name, Status, seconds, note) of the stream lemmas of every loop that declares them."""
     rows = []
     for lp in spec.loops:
         for what, check, needs in (("inputs placed before the start, as declared", check_placement, lp.placed),
@@ -148,8 +142,8 @@ def stream_lemmas(spec: ChcSpec) -> list[tuple[str, str, float]]:
                 continue
             t1 = time.perf_counter()
             bad = check(lp)
-            rows.append((f"{lp.name} stream: {what}", "invalid: " + "; ".join(bad) if bad else "valid",
-                         time.perf_counter() - t1))
+            rows.append((f"{lp.name} stream: {what}", Status.FAILS if bad else Status.HOLDS,
+                         time.perf_counter() - t1, "; ".join(bad)))
     return rows
 
 
@@ -210,8 +204,8 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
                                      emit_dir=emit_smt, label=label, failed=failed)
     lemma_rows = stream_lemmas(spec)       # the loops start from / end at the declared map: the emitted
     rows += lemma_rows                      # streams must place the inputs and read the outputs there
-    if any(st.startswith("invalid") for _, st, _ in lemma_rows):
-        overall = "invalid"
+    for _, st, _, _ in lemma_rows:
+        overall = overall.worst(st)
     if emit_smt:
         from .horn import horn_smtlib
         with open(os.path.join(emit_smt, f"{label}.horn.smt2"), "w") as fh:
@@ -220,20 +214,22 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
     if spacer:
         from .horn import solve_spacer
         answer, ssecs = solve_spacer(spec, timeout=spacer, inline_ufs=numerics == "exact")
-        spacer_note = f"; Spacer (invariants unknown): {answer} in {ssecs:.1f} s"
-        if answer == "safe" and overall != "invalid":
-            overall = "valid"
+        said = {Status.HOLDS: "safe", Status.FAILS: "unsafe", Status.UNKNOWN: "unknown"}[answer]
+        spacer_note = f"; Spacer (invariants unknown): {said} in {ssecs:.1f} s"
+        if answer is Status.HOLDS and overall is not Status.FAILS:
+            overall = Status.HOLDS
     secs = time.perf_counter() - t0
-    table = "; ".join(f"{n}: {s} ({t:.2f} s)" for n, s, t in rows if not s.startswith("valid"))
+    table = "; ".join(f"{n}: {s.value}{f' ({why})' if why else ''} ({t:.2f} s)" for n, s, t, why in rows
+                      if s is not Status.HOLDS)
     covers = tuple(spec.covers) + (f"numerics-{numerics}",)
-    if overall == "valid":
+    if overall is Status.HOLDS:
         from .scope import describe
         how = "relational invariants" if not inferred else "inferred invariants (" + "; ".join(inferred) + ")"
         return Proved("chc", solver, secs, f"{how} hold for all {len(rows)} clauses and lemmas; "
                       f"{describe(covers, spec.scope)}{spacer_note}", scope=spec.scope, covers=covers)
-    if overall == "unknown":
+    if overall is Status.UNKNOWN:
         return Unknown("chc", solver, secs, reason=f"some clauses unknown: {table}{spacer_note}")
-    bad = [n for n, s, _ in rows if s.startswith("invalid")]
+    bad = [n for n, s, _, _ in rows if s is Status.FAILS]
     if mapping.proof is not None:       # look for a real counterexample by BMC
         from .bmc import check_bmc
         shapes = [shape] if shape is not None else (countershapes(spec, failed, solver=solver) +

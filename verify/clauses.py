@@ -15,6 +15,7 @@ from ila.ops import Op
 from ila.simplify import Rewriter
 from ila.smt import SmtEncoder, axiom_instances, check, to_smtlib2
 from ila.unroll import execute
+from ila.verdict import Status
 from ila.walk import toposort
 from mappings.base import ChcSpec, LoopSpec, Side
 
@@ -143,7 +144,7 @@ def _valid(clause: Clause, spec: ChcSpec, *, solver: str, timeout: float | None,
            emit_dir: str | None, label: str):
     goal = Rewriter().one(~clause.formula)
     if goal is FALSE:
-        return "valid", 0.0, ""
+        return Status.HOLDS, 0.0, ""
     apps = [n for n in toposort([goal]) if n.op is Op.APPLY]
     axioms = axiom_instances([goal], inline_ufs=inline_ufs) + ([] if inline_ufs else spec.axioms(apps))
     enc = SmtEncoder(inline_ufs=inline_ufs)
@@ -153,8 +154,7 @@ def _valid(clause: Clause, spec: ChcSpec, *, solver: str, timeout: float | None,
         with open(os.path.join(emit_dir, f"{label}.{safe}.smt2"), "w") as fh:
             fh.write(to_smtlib2(enc, fs))
     res = check(enc, fs, solver=solver, timeout=timeout)
-    status = {"unsat": "valid", "sat": "invalid", "unknown": "unknown"}[res.status]
-    return status, res.seconds, res.reason
+    return Status.of_negation(res.status), res.seconds, res.reason
 
 
 def _valid_part(part: Clause, spec: ChcSpec, *, timeout: float | None, **kw):
@@ -180,7 +180,7 @@ def _leaves(parts: list[Clause], spec, timeout, kw):
     for part in parts:
         if part.parts:
             st, sec, why = _valid_part(part, spec, timeout=min(timeout or PER_INSTR_TIMEOUT, PER_INSTR_TIMEOUT), **kw)
-            if st == "valid":
+            if st is Status.HOLDS:
                 yield st, sec, why, part
                 continue
             yield from _leaves(part.parts() if callable(part.parts) else part.parts, spec, timeout, kw)

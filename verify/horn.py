@@ -173,9 +173,10 @@ def horn_smtlib(spec, *, inline_ufs: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def solve_spacer(spec, *, timeout: float | None = None, inline_ufs: bool = False) -> tuple[str, float]:
-    """Hand the HORN problem to z3's Spacer engine: 'safe' (invariants exist: proved), 'unsafe',
-    or 'unknown'. Returns (answer, seconds)."""
+def solve_spacer(spec, *, timeout: float | None = None, inline_ufs: bool = False):
+    """Hand the HORN problem to z3's Spacer engine. Returns (Status, seconds): HOLDS when Spacer
+    answers safe (invariants exist: proved), FAILS when unsafe, UNKNOWN otherwise."""
+    from ila.verdict import Status
     import time
 
     import z3
@@ -188,6 +189,6 @@ def solve_spacer(spec, *, timeout: float | None = None, inline_ufs: bool = False
     s.from_string(text)
     r = s.check()
     secs = time.perf_counter() - t0
-    answer = "safe" if r == z3.sat else "unsafe" if r == z3.unsat else "unknown"
+    answer = Status.HOLDS if r == z3.sat else Status.FAILS if r == z3.unsat else Status.UNKNOWN
     return answer, secs
 

@@ -21,6 +21,7 @@ from ila.expr import Expr, implies, land
 from ila.ops import Op
 from ila.simplify import Rewriter
 from ila.smt import SmtEncoder, axiom_instances, check
+from ila.verdict import Status
 from ila.walk import toposort
 
 
@@ -102,7 +103,7 @@ def infer(spec, lp, candidates: list[Expr], *, solver: str = "z3", timeout: floa
                     out.queries += 1
                     st, _, _ = _valid_part(Clause("houdini", implies(hyp(), image(c)), refine=refine), spec,
                                            emit_dir=None, label="houdini", **kw)
-                    (keep if st == "valid" else out.dropped).append(c)
+                    (keep if st is Status.HOLDS else out.dropped).append(c)
                 changed = len(keep) != len(cands)
                 cands = keep
                 return dropped_any or changed
