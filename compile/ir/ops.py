@@ -1,0 +1,418 @@
+"""The operators of the tensor IR: one table holding, per operator, its attributes (Relay's names
+and defaults), its shape rule and its host semantics in numpy (float32; int64 for indices).
+
+Names and attributes follow TVM Relay (``nn.conv2d`` with ``strides``, ``padding``, ``dilation``,
+``groups``; ``nn.max_pool2d`` with ``pool_size``, ...), so the mappings' IR patterns
+(``python -m verify.mapping --list``) read the same. Layouts are Relay's defaults: NCHW
+activations, OIHW weights; ``nn.dense(x[..., K], w[N, K]) = x @ w.T``. Semantics: the ONNX
+operator specification where an ONNX operator maps onto the IR one, Relay's otherwise.
+
+:func:`infer` checks operand shapes when a node is built (ShapeMismatchError naming the
+operator, the shapes and the source); :func:`evaluate` runs the numpy semantics.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from compile.errors import ShapeMismatchError, UnsupportedOperatorError
+
+Shape = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    arity: int | None                       # None: variadic
+    attrs: dict = field(default_factory=dict)   # attribute -> default
+    shape: Callable[..., Shape] | None = None   # (list of input shapes, attrs) -> output shape
+    fn: Callable[..., np.ndarray] | None = None  # (*arrays, **attrs) -> array
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def _op(name, arity, attrs=None, shape=None):
+    def reg(fn):
+        OPS[name] = OpDef(name, arity, dict(attrs or {}), shape, fn)
+        return fn
+    return reg
+
+
+class _Bad(Exception):
+    pass
+
+
+def _need(cond, why):
+    if not cond:
+        raise _Bad(why)
+
+
+# ----------------------------------------------------------------------------- elementwise
+def _broadcast(shapes, attrs):
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise _Bad("shapes do not broadcast") from None
+
+
+def _same(shapes, attrs):
+    return tuple(shapes[0])
+
+
+for _name, _f in {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+                  "maximum": np.maximum, "minimum": np.minimum, "power": np.power}.items():
+    _op(_name, 2, shape=_broadcast)(lambda a, b, _f=_f: _f(a, b).astype(np.result_type(a, b)))
+
+
+def _sigmoid(x):
+    return (1.0 / (1.0 + np.exp(-x))).astype(x.dtype)
+
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype)
+
+
+_UNARY = {
+    "nn.relu": lambda x: np.maximum(x, 0).astype(x.dtype),
+    "sigmoid": _sigmoid,
+    "tanh": np.tanh,
+    "exp": np.exp,
+    "sqrt": np.sqrt,
+    "negative": np.negative,
+    "abs": np.abs,
+    "erf": _erf,
+    "nn.silu": lambda x: (x * _sigmoid(x)).astype(x.dtype),
+    "nn.gelu": lambda x: (0.5 * x * (1.0 + _erf(x / np.float32(math.sqrt(2.0))))).astype(x.dtype),
+    "nn.hardswish": lambda x: (x * np.clip(x + 3, 0, 6) / 6).astype(x.dtype),
+    "nn.dropout": lambda x: x,                       # identity at inference
+}
+for _name, _f in _UNARY.items():
+    _op(_name, 1, shape=_same)(_f)
+
+
+@_op("clip", 1, {"a_min": 0.0, "a_max": 6.0}, _same)
+def _clip(x, a_min, a_max):
+    return np.clip(x, a_min, a_max).astype(x.dtype)
+
+
+# ----------------------------------------------------------------------------- dense / matmul
+def _dense_shape(shapes, attrs):
+    x, w = shapes
+    _need(len(w) == 2 and len(x) >= 1 and x[-1] == w[1], "nn.dense needs x[..., K] and w[N, K]")
+    return tuple(x[:-1]) + (w[0],)
+
+
+@_op("nn.dense", 2, shape=_dense_shape)
+def _dense(x, w):
+    return (x @ w.T).astype(x.dtype)
+
+
+def _matmul_shape(shapes, attrs):
+    a, b = shapes
+    try:
+        return np.matmul(np.empty(a, np.int8), np.empty(b, np.int8)).shape
+    except ValueError:
+        raise _Bad("inner dimensions differ") from None
+
+
+@_op("nn.matmul", 2, shape=_matmul_shape)
+def _matmul(a, b):
+    return np.matmul(a, b).astype(np.result_type(a, b))
+
+
+def _bmm_shape(shapes, attrs):
+    a, b = shapes
+    _need(len(a) == 3 and len(b) == 3, "nn.batch_matmul needs 3-D operands")
+    k_b = b[2] if attrs["transpose_b"] else b[1]
+    n = b[1] if attrs["transpose_b"] else b[2]
+    _need(a[2] == k_b and (a[0] == b[0] or 1 in (a[0], b[0])), "batch or inner dimensions differ")
+    return (max(a[0], b[0]), a[1], n)
+
+
+@_op("nn.batch_matmul", 2, {"transpose_b": True}, _bmm_shape)
+def _bmm(a, b, transpose_b):
+    return np.matmul(a, b.transpose(0, 2, 1) if transpose_b else b).astype(a.dtype)
+
+
+def _bias_add_shape(shapes, attrs):
+    x, b = shapes
+    ax = attrs["axis"] % len(x)
+    _need(len(b) == 1 and b[0] == x[ax], f"bias of length {x[ax]} needed on axis {attrs['axis']}")
+    return tuple(x)
+
+
+@_op("nn.bias_add", 2, {"axis": 1}, _bias_add_shape)
+def _bias_add(x, b, axis):
+    ax = axis % x.ndim
+    return (x + b.reshape((-1,) + (1,) * (x.ndim - ax - 1))).astype(x.dtype)
+
+
+# ----------------------------------------------------------------------------- convolution and pooling
+def _pads(p):
+    p = tuple(p)
+    return (p * 4)[:4] if len(p) == 1 else (p + p if len(p) == 2 else p)   # (top, left, bottom, right)
+
+
+def _conv_shape(shapes, attrs):
+    x, w = shapes
+    _need(len(x) == 4 and len(w) == 4, "nn.conv2d needs NCHW data and OIHW weights")
+    g = attrs["groups"]
+    _need(x[1] == w[1] * g and w[0] % g == 0, f"{x[1]} input channels do not match weight {w} with groups={g}")
+    (sh, sw), (dh, dw) = attrs["strides"], attrs["dilation"]
+    t, l, b, r = _pads(attrs["padding"])
+    oh = (x[2] + t + b - dh * (w[2] - 1) - 1) // sh + 1
+    ow = (x[3] + l + r - dw * (w[3] - 1) - 1) // sw + 1
+    _need(oh > 0 and ow > 0, "the kernel is larger than the padded input")
+    return (x[0], w[0], oh, ow)
+
+
+def _windows(x, kh, kw, sh, sw, dh, dw, oh, ow):
+    """View of x (N, C, H, W) as (N, C, oh, ow, kh, kw) windows (no copy)."""
+    n, c, _, _ = x.shape
+    s = x.strides
+    return np.lib.stride_tricks.as_strided(
+        x, (n, c, oh, ow, kh, kw), (s[0], s[1], s[2] * sh, s[3] * sw, s[2] * dh, s[3] * dw), writeable=False)
+
+
+@_op("nn.conv2d", 2, {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1}, _conv_shape)
+def _conv2d(x, w, strides, padding, dilation, groups):
+    t, l, b, r = _pads(padding)
+    xp = np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)))
+    o, cg, kh, kw = w.shape
+    _, _, oh, ow = _conv_shape([x.shape, w.shape], {"strides": strides, "padding": padding, "dilation": dilation,
+                                                    "groups": groups})
+    win = _windows(xp, kh, kw, strides[0], strides[1], dilation[0], dilation[1], oh, ow)
+    n = x.shape[0]
+    og = o // groups
+    out = np.empty((n, o, oh, ow), dtype=np.result_type(x, w))
+    for g in range(groups):                     # im2col per group, one matmul each
+        cols = win[:, g * cg:(g + 1) * cg].transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, cg * kh * kw)
+        res = cols @ w[g * og:(g + 1) * og].reshape(og, -1).T
+        out[:, g * og:(g + 1) * og] = res.reshape(n, oh, ow, og).transpose(0, 3, 1, 2)
+    return out
+
+
+def _pool_shape(shapes, attrs):
+    (x,) = shapes
+    _need(len(x) == 4, "2-D pooling needs NCHW data")
+    (ph, pw), (sh, sw) = attrs["pool_size"], attrs["strides"]
+    t, l, b, r = _pads(attrs["padding"])
+    rnd = math.ceil if attrs["ceil_mode"] else math.floor
+    oh = int(rnd((x[2] + t + b - ph) / sh)) + 1
+    ow = int(rnd((x[3] + l + r - pw) / sw)) + 1
+    _need(oh > 0 and ow > 0, "the window is larger than the padded input")
+    return (x[0], x[1], oh, ow)
+
+
+def _pool(x, attrs, reduce, pad_value):
+    (ph, pw), (sh, sw) = attrs["pool_size"], attrs["strides"]
+    t, l, b, r = _pads(attrs["padding"])
+    _, _, oh, ow = _pool_shape([x.shape], attrs)
+    extra_h = max(0, (oh - 1) * sh + ph - (x.shape[2] + t + b))
+    extra_w = max(0, (ow - 1) * sw + pw - (x.shape[3] + l + r))
+    xp = np.pad(x, ((0, 0), (0, 0), (t, b + extra_h), (l, r + extra_w)), constant_values=pad_value)
+    return reduce(_windows(xp, ph, pw, sh, sw, 1, 1, oh, ow), axis=(4, 5)), (t, l, b, r, extra_h, extra_w)
+
+
+_POOL = {"pool_size": (2, 2), "strides": (1, 1), "padding": (0, 0, 0, 0), "ceil_mode": False}
+
+
+@_op("nn.max_pool2d", 1, dict(_POOL), _pool_shape)
+def _max_pool(x, **attrs):
+    return _pool(x, attrs, np.max, -np.inf)[0].astype(x.dtype)
+
+
+@_op("nn.avg_pool2d", 1, {**_POOL, "count_include_pad": False}, _pool_shape)
+def _avg_pool(x, **attrs):
+    s, (t, l, b, r, eh, ew) = _pool(x, attrs, np.sum, 0.0)
+    if attrs["count_include_pad"]:
+        cnt = np.pad(np.ones(x.shape[2:], x.dtype), ((t, b), (l, r)))
+    else:
+        cnt = np.ones(x.shape[2:], x.dtype)
+        cnt = np.pad(cnt, ((t, b), (l, r)))
+    cnt = np.pad(cnt, ((0, eh), (0, ew)))
+    (ph, pw), (sh, sw) = attrs["pool_size"], attrs["strides"]
+    oh, ow = s.shape[2:]
+    c = _windows(cnt[None, None], ph, pw, sh, sw, 1, 1, oh, ow).sum(axis=(4, 5))
+    return (s / np.maximum(c, 1)).astype(x.dtype)
+
+
+@_op("nn.global_avg_pool2d", 1, shape=lambda s, a: (s[0][0], s[0][1], 1, 1))
+def _gap(x):
+    return x.mean(axis=(2, 3), keepdims=True).astype(x.dtype)
+
+
+# ----------------------------------------------------------------------------- normalisation
+def _bn_shape(shapes, attrs):
+    x = shapes[0]
+    ax = attrs["axis"] % len(x)
+    _need(all(len(s) == 1 and s[0] == x[ax] for s in shapes[1:]), f"parameters of length {x[ax]} needed")
+    return tuple(x)
+
+
+@_op("nn.batch_norm", 5, {"axis": 1, "epsilon": 1e-5}, _bn_shape)
+def _batch_norm(x, gamma, beta, mean, var, axis, epsilon):
+    shp = [1] * x.ndim
+    shp[axis % x.ndim] = -1
+    scale = (gamma / np.sqrt(var + epsilon)).reshape(shp)
+    return ((x - mean.reshape(shp)) * scale + beta.reshape(shp)).astype(x.dtype)
+
+
+def _ln_shape(shapes, attrs):
+    x = shapes[0]
+    _need(all(tuple(s) == tuple(x[attrs["axis"] % len(x):]) or s == (x[-1],) for s in shapes[1:]),
+          "gamma/beta must match the normalised axis")
+    return tuple(x)
+
+
+@_op("nn.layer_norm", 3, {"axis": -1, "epsilon": 1e-5}, _ln_shape)
+def _layer_norm(x, gamma, beta, axis, epsilon):
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    mu = x.mean(axis=axes, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=axes, keepdims=True)
+    return ((x - mu) / np.sqrt(var + epsilon) * gamma + beta).astype(x.dtype)
+
+
+@_op("nn.softmax", 1, {"axis": -1}, _same)
+def _softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)
+
+
+# ----------------------------------------------------------------------------- layout
+def _reshape_shape(shapes, attrs):
+    (x,) = shapes
+    try:
+        return np.empty(x, np.int8).reshape(attrs["newshape"]).shape
+    except ValueError:
+        raise _Bad(f"cannot reshape {tuple(x)} to {tuple(attrs['newshape'])}") from None
+
+
+@_op("reshape", 1, {"newshape": ()}, _reshape_shape)
+def _reshape(x, newshape):
+    return x.reshape(newshape)
+
+
+def _transpose_shape(shapes, attrs):
+    (x,) = shapes
+    axes = attrs["axes"] or tuple(reversed(range(len(x))))
+    _need(sorted(a % len(x) for a in axes) == list(range(len(x))), f"axes {axes} are not a permutation")
+    return tuple(x[a] for a in axes)
+
+
+@_op("transpose", 1, {"axes": ()}, _transpose_shape)
+def _transpose(x, axes):
+    return np.transpose(x, axes or None)
+
+
+@_op("nn.batch_flatten", 1, shape=lambda s, a: (s[0][0], int(np.prod(s[0][1:]))))
+def _batch_flatten(x):
+    return x.reshape(x.shape[0], -1)
+
+
+def _concat_shape(shapes, attrs):
+    ax = attrs["axis"] % len(shapes[0])
+    _need(all(len(s) == len(shapes[0]) and all(a == b for k, (a, b) in enumerate(zip(s, shapes[0])) if k != ax)
+              for s in shapes), "shapes differ off the concatenation axis")
+    out = list(shapes[0])
+    out[ax] = sum(s[ax] for s in shapes)
+    return tuple(out)
+
+
+@_op("concatenate", None, {"axis": 0}, _concat_shape)
+def _concatenate(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+def _squeeze_shape(shapes, attrs):
+    (x,) = shapes
+    axes = attrs["axis"]
+    axes = [a for a in range(len(x)) if x[a] == 1] if axes is None else [a % len(x) for a in axes]
+    _need(all(x[a] == 1 for a in axes), f"axes {axes} are not of size 1")
+    return tuple(d for k, d in enumerate(x) if k not in axes)
+
+
+@_op("squeeze", 1, {"axis": None}, _squeeze_shape)
+def _squeeze(x, axis):
+    return x.reshape(_squeeze_shape([x.shape], {"axis": axis}))
+
+
+def _expand_shape(shapes, attrs):
+    (x,) = shapes
+    ax = attrs["axis"] % (len(x) + 1) if attrs["axis"] < 0 else attrs["axis"]
+    return tuple(x[:ax]) + (1,) * attrs["num_newaxis"] + tuple(x[ax:])
+
+
+@_op("expand_dims", 1, {"axis": 0, "num_newaxis": 1}, _expand_shape)
+def _expand_dims(x, axis, num_newaxis):
+    return x.reshape(_expand_shape([x.shape], {"axis": axis, "num_newaxis": num_newaxis}))
+
+
+def _mean_shape(shapes, attrs):
+    (x,) = shapes
+    axes = range(len(x)) if attrs["axis"] is None else [a % len(x) for a in attrs["axis"]]
+    return tuple(1 if k in axes else d for k, d in enumerate(x)) if attrs["keepdims"] else \
+        tuple(d for k, d in enumerate(x) if k not in axes)
+
+
+@_op("mean", 1, {"axis": None, "keepdims": False}, _mean_shape)
+def _mean(x, axis, keepdims):
+    return x.mean(axis=None if axis is None else tuple(axis), keepdims=keepdims).astype(x.dtype)
+
+
+def _take_shape(shapes, attrs):
+    data, idx = shapes
+    ax = attrs["axis"] % len(data)
+    return tuple(data[:ax]) + tuple(idx) + tuple(data[ax + 1:])
+
+
+@_op("take", 2, {"axis": 0}, _take_shape)
+def _take(data, idx, axis):
+    return np.take(data, idx.astype(np.int64), axis=axis)
+
+
+# ----------------------------------------------------------------------------- the two entry points
+def schema(op: str, source: str = "") -> OpDef:
+    """The operator's definition; UnsupportedOperatorError naming it (and the source node)."""
+    d = OPS.get(op)
+    if d is None:
+        raise UnsupportedOperatorError(f"unsupported operator {op!r}" + (f" (node {source})" if source else ""))
+    return d
+
+
+def normalise_attrs(op: str, attrs: dict, source: str = "") -> dict:
+    """The full attribute dict (defaults filled in, sequences as tuples); unknown attributes are
+    refused naming them."""
+    d = schema(op, source)
+    unknown = set(attrs) - set(d.attrs)
+    if unknown:
+        raise UnsupportedOperatorError(f"operator {op!r}" + (f" (node {source})" if source else "")
+                                       + f": unsupported attribute(s) {sorted(unknown)}; known {sorted(d.attrs)}")
+    out = dict(d.attrs)
+    for k, v in attrs.items():
+        out[k] = tuple(v) if isinstance(v, (list, tuple)) else v
+    return out
+
+
+def infer(op: str, shapes: list[Shape], attrs: dict, source: str = "") -> Shape:
+    """The output shape of ``op`` on operands of ``shapes``; ShapeMismatchError naming the
+    operator, every operand shape and the source node."""
+    d = schema(op, source)
+    if d.arity is not None and len(shapes) != d.arity:
+        raise ShapeMismatchError(f"{op} takes {d.arity} operand(s), got {len(shapes)}"
+                                 + (f" (node {source})" if source else ""))
+    try:
+        return tuple(int(v) for v in d.shape([tuple(s) for s in shapes], attrs))
+    except _Bad as exc:
+        shown = ", ".join(str(tuple(s)) for s in shapes)
+        raise ShapeMismatchError(f"{op}: operand shapes {shown}: {exc}" + (f" (node {source})" if source else "")) \
+            from None
+
+
+def evaluate(op: str, args: list[np.ndarray], attrs: dict) -> np.ndarray:
+    """The host semantics of ``op`` (numpy)."""
+    return OPS[op].fn(*args, **attrs)
