@@ -4,7 +4,9 @@ and defaults), its shape rule and its host semantics in numpy (float32; int64 fo
 Names and attributes follow TVM Relay (``nn.conv2d`` with ``strides``, ``padding``, ``dilation``,
 ``groups``; ``nn.max_pool2d`` with ``pool_size``, ...), so the mappings' IR patterns
 (``python -m verify.mapping --list``) read the same. Layouts are Relay's defaults: NCHW
-activations, OIHW weights; ``nn.dense(x[..., K], w[N, K]) = x @ w.T``. Semantics: the ONNX
+activations, OIHW weights; ``nn.dense(x[..., K], w[N, K]) = x @ w.T``. Convolutions and dense
+layers accumulate in float64 and round once to float32 (so equal mathematical results are equal
+bit for bit, whatever order a BLAS kernel sums in). Semantics: the ONNX
 operator specification where an ONNX operator maps onto the IR one, Relay's otherwise.
 
 :func:`infer` checks operand shapes when a node is built (ShapeMismatchError naming the
@@ -108,7 +110,7 @@ def _dense_shape(shapes, attrs):
 
 @_op("nn.dense", 2, shape=_dense_shape)
 def _dense(x, w):
-    return (x @ w.T).astype(x.dtype)
+    return (x.astype(np.float64) @ w.T.astype(np.float64)).astype(x.dtype)
 
 
 def _matmul_shape(shapes, attrs):
@@ -191,7 +193,7 @@ def _conv2d(x, w, strides, padding, dilation, groups):
     out = np.empty((n, o, oh, ow), dtype=np.result_type(x, w))
     for g in range(groups):                     # im2col per group, one matmul each
         cols = win[:, g * cg:(g + 1) * cg].transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, cg * kh * kw)
-        res = cols @ w[g * og:(g + 1) * og].reshape(og, -1).T
+        res = cols.astype(np.float64) @ w[g * og:(g + 1) * og].reshape(og, -1).T.astype(np.float64)
         out[:, g * og:(g + 1) * og] = res.reshape(n, oh, ow, og).transpose(0, 3, 1, 2)
     return out
 
