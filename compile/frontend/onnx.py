@@ -55,6 +55,7 @@ class _Importer:
         self.model, self.name = model, name
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
         self.env: dict[str, Value] = {}
+        self.unsupported: dict[str, str] = {}
 
     # -- helpers
     def c(self, name):
@@ -64,6 +65,8 @@ class _Importer:
 
     def get(self, name, node) -> Value:
         if name not in self.env:
+            if name in self.unsupported:
+                raise UnsupportedOperatorError(self.unsupported[name])
             raise CompileError(f"{self.name}: node {node.name or node.op_type!r} uses {name!r}, which nothing defines")
         return self.env[name]
 
@@ -270,6 +273,88 @@ def _layer_norm(im, n, xs, a):
                 source=n.name)
 
 
+@_reg("Slice")
+def _slice(im, n, xs, a):
+    if im.opset < 10:
+        starts, ends, axes, steps = a["starts"], a["ends"], a.get("axes"), None
+    else:
+        vals = [im.c(n.input[k]) if len(n.input) > k and n.input[k] else None for k in range(1, 5)]
+        if any(v is None for v in vals[:2]) or (len(n.input) > 3 and n.input[3] and vals[2] is None) or \
+                (len(n.input) > 4 and n.input[4] and vals[3] is None):
+            raise UnsupportedOperatorError(f"{im.name}: Slice node {n.name!r}: starts/ends/axes/steps are not constants")
+        starts, ends, axes, steps = vals
+    big = 2 ** 62
+    clip = lambda v: max(min(int(v), big), -big)     # noqa: E731  (ONNX uses INT64_MAX for "to the end")
+    return call("strided_slice", xs[0], begin=tuple(clip(v) for v in starts), end=tuple(clip(v) for v in ends),
+                strides=tuple(int(v) for v in steps) if steps is not None else (),
+                axes=tuple(int(v) for v in axes) if axes is not None else (), source=n.name)
+
+
+@_reg("Pad")
+def _pad_op(im, n, xs, a):
+    if _s(a.get("mode", "constant")) != "constant":
+        raise UnsupportedOperatorError(f"{im.name}: Pad node {n.name!r}: mode {_s(a['mode'])!r}")
+    pads = a.get("pads") if im.opset < 11 else im.c(n.input[1])
+    value = a.get("value", 0.0) if im.opset < 11 else (im.c(n.input[2]) if len(n.input) > 2 and n.input[2] else 0.0)
+    if pads is None or value is None or (len(n.input) > 3 and n.input[3]):
+        raise UnsupportedOperatorError(f"{im.name}: Pad node {n.name!r}: pads/value must be constants, no axes input")
+    r = len(xs[0].shape)
+    pads = [int(p) for p in pads]
+    return call("nn.pad", xs[0], pad_width=tuple((pads[k], pads[k + r]) for k in range(r)),
+                pad_value=float(np.asarray(value).reshape(-1)[0]) if np.size(value) else 0.0, source=n.name)
+
+
+@_reg("Gelu")
+def _gelu(im, n, xs, a):
+    if _s(a.get("approximate", "none")) != "none":
+        raise UnsupportedOperatorError(f"{im.name}: Gelu node {n.name!r}: approximate={_s(a['approximate'])!r}")
+    return call("nn.gelu", xs[0], source=n.name)
+
+
+@_reg("Split")
+def _split(im, n, xs, a):
+    x = xs[0]
+    ax = a.get("axis", 0) % len(x.shape)
+    sizes = a.get("split") if im.opset < 13 else (im.c(n.input[1]) if len(n.input) > 1 and n.input[1] else None)
+    if sizes is None:
+        k = a.get("num_outputs", len(n.output))
+        step = -(-x.shape[ax] // k)
+        sizes = [min(step, x.shape[ax] - step * j) for j in range(k)]
+    outs, at = [], 0
+    for sz in sizes:
+        outs.append(call("strided_slice", x, begin=(at,), end=(at + int(sz),), axes=(ax,), source=n.name))
+        at += int(sz)
+    return tuple(outs)
+
+
+@_reg("LSTM")
+def _lstm(im, n, xs, a):
+    if _s(a.get("direction", "forward")) != "forward" or a.get("layout", 0) or "clip" in a or \
+            a.get("input_forget", 0) or "activations" in a:
+        raise UnsupportedOperatorError(f"{im.name}: LSTM node {n.name!r}: only forward, layout 0, default activations")
+    if len(n.input) > 4 and n.input[4]:
+        raise UnsupportedOperatorError(f"{im.name}: LSTM node {n.name!r}: sequence_lens")
+    if len(n.input) > 7 and n.input[7]:
+        raise UnsupportedOperatorError(f"{im.name}: LSTM node {n.name!r}: peepholes")
+    args = [im.get(n.input[k], n) if len(n.input) > k and n.input[k] else None for k in (0, 1, 2, 3, 5, 6)]
+    x, w, r, b, h0, c0 = args
+    if b is None:
+        b = const(np.zeros((1, 2 * w.shape[1]), np.float32))
+    ins = [x, w, r, b] + ([h0 if h0 is not None else const(np.zeros((1, x.shape[1], r.shape[2]), np.float32))]
+                          if (h0 is not None or c0 is not None) else []) + ([c0] if c0 is not None else [])
+    y = call("nn.lstm", *ins, source=n.name)
+    last = call("strided_slice", y, begin=(-1,), end=(2 ** 62,), axes=(0,), source=n.name)
+    h_last = call("squeeze", last, axis=(0,), source=n.name)
+    return (y, h_last, _Unsupported(f"{im.name}: LSTM node {n.name!r}: the final cell state output Y_c is used"))
+
+
+class _Unsupported:
+    """A placeholder output the importer cannot provide; using it is refused by name."""
+
+    def __init__(self, why):
+        self.why = why
+
+
 # constant-only operators (folded at import time)
 def _fold_only(fn):
     def conv(im, n, xs, a):
@@ -344,16 +429,22 @@ def from_onnx(model_or_path, *, name: str | None = None) -> Graph:
             out = _fold(im, nd, xs, a)
         if out is None:
             out = _CONV[nd.op_type](im, nd, xs, a)
-        im.env[nd.output[0]] = out
+        for k, o in enumerate(out if isinstance(out, tuple) else (out,)):
+            if k < len(nd.output) and nd.output[k]:
+                if isinstance(o, _Unsupported):
+                    if nd.output[k] in used:
+                        raise UnsupportedOperatorError(o.why)
+                    continue
+                im.env[nd.output[k]] = o
     outputs = [im.get(o.name, g.node[-1]) for o in g.output]
     return Graph(inputs, outputs, name=(g.name or "main").replace(" ", "_").replace("-", "_") or "main")
 
 
 def _fold(im, nd, xs, a):
     """Evaluate a node on constant inputs at import time (its IR semantics, or the fold-only rule)."""
-    v = _CONV[nd.op_type](im, nd, xs, a)
-    if isinstance(v, Const):
-        return v
     from compile.ir.graph import Graph as _G
     from compile.runtime import run
-    return const(run(_G([], [v]), {})[0])
+    out = _CONV[nd.op_type](im, nd, xs, a)
+    vals = out if isinstance(out, tuple) else (out,)
+    done = tuple(v if isinstance(v, (Const, _Unsupported)) else const(run(_G([], [v]), {})[0]) for v in vals)
+    return done if isinstance(out, tuple) else done[0]

@@ -8,6 +8,7 @@ path).
 """
 from __future__ import annotations
 
+import base64
 import itertools
 from dataclasses import dataclass, field
 
@@ -102,7 +103,7 @@ class Graph:
         return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
 
     def to_text(self) -> str:
-        from compile.ir.text import to_text
+        """The Relay-style text form (:mod:`compile.ir.text` parses it back)."""
         return to_text(self)
 
     def __repr__(self) -> str:
@@ -129,3 +130,33 @@ def topological(roots: list[Value], nodes_only: bool = True) -> list:
             if isinstance(v, Node):
                 stack.extend((a, False) for a in reversed(v.args) if a.uid not in seen)
     return [v for v in order if isinstance(v, Node)] if nodes_only else order
+
+
+# ----------------------------------------------------------------------------- the text form (printer)
+def _attr(v) -> str:
+    return repr(tuple(v)) if isinstance(v, tuple) else repr(v)
+
+
+def _src(s: str) -> str:
+    return f" /* {s.replace('*/', '* /')} */" if s else ""
+
+
+def to_text(g: Graph) -> str:
+    """The Relay-style text form of ``g`` (format: :mod:`compile.ir.text`)."""
+    names: dict[int, str] = {}
+    for v in g.inputs:
+        names[v.uid] = f"%{v.name}"
+    head = ", ".join(f"%{v.name}: Tensor[{tuple(v.shape)}, {v.dtype}]" for v in g.inputs)
+    lines = [f"def @{g.name}({head}) {{"]
+    consts = [v for v in topological(g.outputs, nodes_only=False) if isinstance(v, Const)]
+    for k, c in enumerate(consts):
+        names[c.uid] = f"%c{k}"
+        data = base64.b64encode(np.ascontiguousarray(c.value).astype(c.value.dtype.newbyteorder("<")).tobytes())
+        lines.append(f"  %c{k} = const[{tuple(c.shape)}, {c.dtype}] \"{data.decode()}\"{_src(c.source)};")
+    for k, n in enumerate(g.nodes, 1):
+        names[n.uid] = f"%{k}"
+        args = [names[a.uid] for a in n.args] + [f"{a}={_attr(v)}" for a, v in n.attrs.items()]
+        lines.append(f"  %{k} = {n.op}({', '.join(args)}){_src(n.source)};")
+    lines.append(f"  ({', '.join(names[o.uid] for o in g.outputs)})")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

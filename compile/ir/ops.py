@@ -418,3 +418,66 @@ def infer(op: str, shapes: list[Shape], attrs: dict, source: str = "") -> Shape:
 def evaluate(op: str, args: list[np.ndarray], attrs: dict) -> np.ndarray:
     """The host semantics of ``op`` (numpy)."""
     return OPS[op].fn(*args, **attrs)
+
+
+# ----------------------------------------------------------------------------- slicing, padding
+def _slice_index(shape, attrs):
+    idx = [slice(None)] * len(shape)
+    for b, e, s, ax in zip(attrs["begin"], attrs["end"], attrs["strides"] or (1,) * len(attrs["begin"]),
+                           attrs["axes"] or range(len(attrs["begin"]))):
+        idx[ax % len(shape)] = slice(b, e, s)
+    return tuple(idx)
+
+
+def _slice_shape(shapes, attrs):
+    (x,) = shapes
+    _need(len(attrs["begin"]) == len(attrs["end"]), "begin and end differ in length")
+    return np.empty(x, np.int8)[_slice_index(x, attrs)].shape
+
+
+@_op("strided_slice", 1, {"begin": (), "end": (), "strides": (), "axes": ()}, _slice_shape)
+def _strided_slice(x, **attrs):
+    return x[_slice_index(x.shape, attrs)]
+
+
+def _pad_shape(shapes, attrs):
+    (x,) = shapes
+    pw = attrs["pad_width"]
+    _need(len(pw) == len(x) and all(len(p) == 2 and min(p) >= 0 for p in pw), "pad_width needs (before, after) >= 0 per axis")
+    return tuple(d + a + b for d, (a, b) in zip(x, pw))
+
+
+@_op("nn.pad", 1, {"pad_width": (), "pad_value": 0.0}, _pad_shape)
+def _pad(x, pad_width, pad_value):
+    return np.pad(x, pad_width, constant_values=pad_value)
+
+
+# ----------------------------------------------------------------------------- recurrent
+def _lstm_shape(shapes, attrs):
+    x, w, r = shapes[:3]
+    _need(len(x) == 3 and len(w) == 3 and w[0] == 1 and w[1] % 4 == 0 and w[2] == x[2] and
+          tuple(r) == (1, w[1], w[1] // 4), "nn.lstm needs x[T, B, I], w[1, 4H, I], r[1, 4H, H]")
+    return (x[0], 1, x[1], w[1] // 4)
+
+
+@_op("nn.lstm", None, {}, _lstm_shape)
+def _lstm(x, w, r, b=None, h0=None, c0=None):
+    """One forward LSTM layer with ONNX's semantics and gate order (i, o, f, c): inputs x[T, B, I],
+    weights w[1, 4H, I], recurrence r[1, 4H, H], bias b[1, 8H] (input then recurrence), initial
+    states [1, B, H]; returns the sequence output Y[T, 1, B, H] (float64 inside, float32 out)."""
+    T, B, _ = x.shape
+    H = r.shape[2]
+    W, R = w[0].astype(np.float64), r[0].astype(np.float64)
+    bias = np.zeros(4 * H) if b is None else b[0, :4 * H].astype(np.float64) + b[0, 4 * H:].astype(np.float64)
+    h = np.zeros((B, H)) if h0 is None else h0[0].astype(np.float64)
+    c = np.zeros((B, H)) if c0 is None else c0[0].astype(np.float64)
+    sig = lambda v: 1.0 / (1.0 + np.exp(-v))    # noqa: E731
+    out = np.empty((T, 1, B, H), np.float64)
+    xw = x.astype(np.float64) @ W.T + bias
+    for t in range(T):
+        g = xw[t] + h @ R.T
+        i, o, f, cc = sig(g[:, :H]), sig(g[:, H:2 * H]), sig(g[:, 2 * H:3 * H]), np.tanh(g[:, 3 * H:])
+        c = f * c + i * cc
+        h = o * np.tanh(c)
+        out[t, 0] = h
+    return out.astype(x.dtype)

@@ -22,35 +22,7 @@ import re
 import numpy as np
 
 from compile.errors import TextFormatError
-from compile.ir.graph import Const, Graph, Node, Var, call, const, topological, var
-
-
-def _attr(v) -> str:
-    return repr(tuple(v)) if isinstance(v, tuple) else repr(v)
-
-
-def _src(s: str) -> str:
-    return f" /* {s.replace('*/', '* /')} */" if s else ""
-
-
-def to_text(g: Graph) -> str:
-    names: dict[int, str] = {}
-    for v in g.inputs:
-        names[v.uid] = f"%{v.name}"
-    head = ", ".join(f"%{v.name}: Tensor[{tuple(v.shape)}, {v.dtype}]" for v in g.inputs)
-    lines = [f"def @{g.name}({head}) {{"]
-    consts = [v for v in topological(g.outputs, nodes_only=False) if isinstance(v, Const)]
-    for k, c in enumerate(consts):
-        names[c.uid] = f"%c{k}"
-        data = base64.b64encode(np.ascontiguousarray(c.value).astype(c.value.dtype.newbyteorder("<")).tobytes())
-        lines.append(f"  %c{k} = const[{tuple(c.shape)}, {c.dtype}] \"{data.decode()}\"{_src(c.source)};")
-    for k, n in enumerate(g.nodes, 1):
-        names[n.uid] = f"%{k}"
-        args = [names[a.uid] for a in n.args] + [f"{a}={_attr(v)}" for a, v in n.attrs.items()]
-        lines.append(f"  %{k} = {n.op}({', '.join(args)}){_src(n.source)};")
-    lines.append(f"  ({', '.join(names[o.uid] for o in g.outputs)})")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+from compile.ir.graph import Const, Graph, Node, Var, call, const, to_text, var
 
 
 _HEAD = re.compile(r"^def @(\w+)\((.*)\) \{$")

@@ -1,0 +1,14 @@
+"""Transformer as in the paper: ``torch.nn.Transformer`` with 8 heads, 6 encoder and 6 decoder
+layers, 256 features (feed-forward 1024, post-norm, ReLU, no dropout at inference); source 35 and
+target 20 positions, batch 1 (sequence-first layout)."""
+import torch
+from torch import nn
+
+
+def build():
+    return nn.Transformer(d_model=256, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=1024,
+                          dropout=0.0)
+
+
+def example_inputs():
+    return (torch.randn(35, 1, 256), torch.randn(20, 1, 256))
