@@ -184,7 +184,9 @@ class _Codegen:
 def compile_exprs(exprs: Sequence[Expr], *, vectorize: bool = True, name: str = "f"):
     """Compile ``exprs`` into ``f(S, I) -> tuple`` of their values (see module docstring)."""
     import re
-    name = re.sub(r"\W", "_", name)
+    # an ASCII identifier: Python NFKC-normalises non-ASCII names ('ﬁlter' defines 'filter') and
+    # refuses others ('x²'), and the name is only a label of the generated function
+    name = "f_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
     cg = _Codegen()
     plans = plan_lanes(exprs) if vectorize else {}
     outs = cg.emit(list(exprs), plans)

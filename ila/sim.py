@@ -251,7 +251,14 @@ class Simulator:
         names, fn = level.updates[ins.name]
         if fn is None:
             return
-        values = fn(S, I)
+        try:
+            values = fn(S, I)
+        except SimulationError as exc:
+            raise SimulationError(f"instruction {ins.name!r} of ILA {level.ila.name!r}: {exc}",
+                                  loc=ins.loc) from None
+        except (ArithmeticError, ValueError, IndexError, KeyError, TypeError) as exc:
+            raise SimulationError(f"instruction {ins.name!r} of ILA {level.ila.name!r}: its update fails: "
+                                  f"{type(exc).__name__}: {exc}", loc=ins.loc) from None
         in_place = []
         for name, val in zip(names, values):
             if isinstance(val, MemValue):

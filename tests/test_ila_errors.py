@@ -126,3 +126,40 @@ def test_memory_bounds_in_simulator():
     assert sim.memory("mem")[3] == 1
     with pytest.raises(SimulationError, match="beyond its 16 entries"):
         sim.step({"x": 200})
+
+
+def test_non_identifier_names_simulate():
+    """Model and state names are labels: 'ﬁlter' (NFKC-normalised by Python) and 'x²' (not an
+    identifier) used to crash the compiled simulator (KeyError, SyntaxError)."""
+    from ila import Ila
+    from ila.sim import Simulator
+    m = Ila("ﬁlter")
+    x = m.new_bv_state("x²", 8)
+    i = m.new_instr("inc")
+    i.set_decode(m.new_bv_input("go", 1).eq(1))
+    i.set_update(x, x + 1)
+    s = Simulator(m)
+    s.step({"go": 1})
+    assert s.state["x²"] == 1
+
+
+def test_a_failing_update_names_the_instruction_and_its_source_line():
+    import inspect
+
+    from ila import FuncRef, Ila
+    from ila.errors import SimulationError
+    from ila.sim import Simulator
+    from ila.sorts import BvSort
+
+    def body(a):
+        raise ValueError("boom")
+    f = FuncRef("bad", BvSort(8), [BvSort(8)], body=body)
+    m = Ila("m")
+    y = m.new_bv_state("y", 8)
+    line = inspect.currentframe().f_lineno + 1
+    ins = m.new_instr("apply_bad")
+    ins.set_decode(m.new_bv_input("go", 1).eq(1))
+    ins.set_update(y, f(y))
+    with pytest.raises(SimulationError, match=rf"instruction 'apply_bad' of ILA 'm': its update fails: ValueError: "
+                                              rf"boom \(at .*test_ila_errors.py:{line}\)"):
+        Simulator(m).step({"go": 1})
