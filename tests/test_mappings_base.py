@@ -11,16 +11,6 @@ from mappings.base import MappingError, frobenius_relative_error
 from verify.simval import run_fuzz, run_sim
 
 NAMES = registry.names()
-# small shapes for the fast suite (the default shapes run in the slow test and in benchmarks/table2.py)
-SMALL = {"flexasr.linear": {"T": 4, "I": 32, "O": 64}, "flexasr.lstm": {"T": 2, "I": 16, "H": 64},
-         "flexasr.layernorm": {"T": 4, "H": 32}, "flexasr.attention": {"T": 16, "H": 32},
-         "hlscnn.conv2d": {"H": 5, "W": 5, "C": 8, "O": 8, "K": 3, "S": 1},
-         "hlscnn.conv2d_w8": {"H": 5, "W": 5, "C": 8, "O": 8, "K": 3, "S": 1},
-         "vta.gemm": {"N": 2, "K": 32, "M": 32}}
-
-
-def _small(m):
-    return SMALL.get(m.name, m.default_shape)
 
 
 # ----------------------------------------------------------------------------- side conditions

@@ -25,24 +25,23 @@ def _images(change):
     return wrap
 
 
-def _transpose_tiles(imgs, wshape):
-    n = wshape[0] // 64 * (wshape[1] // 16) * 256
-    out = []
-    for img in imgs:
-        img = img.copy()
-        img[:n] = img[:n].reshape(-1, 16, 16).transpose(0, 2, 1).reshape(-1)
-        out.append(img)
-    return out
+def _per_image(edit):
+    """A change of every PE image: ``edit(img, n)`` with n the bytes of the weight tiles (the bias
+    bytes follow them)."""
+    def change(imgs, wshape):
+        n = wshape[0] // 64 * (wshape[1] // 16) * 256
+        return [edit(img.copy(), n) for img in imgs]
+    return change
 
 
-def _bias_off_by_one(imgs, wshape):
-    n = wshape[0] // 64 * (wshape[1] // 16) * 256
-    out = []
-    for img in imgs:
-        img = img.copy()
-        img[n:] = np.roll(img[n:], -1)
-        out.append(img)
-    return out
+def _transpose_tiles(img, n):
+    img[:n] = img[:n].reshape(-1, 16, 16).transpose(0, 2, 1).reshape(-1)
+    return img
+
+
+def _bias_off_by_one(img, n):
+    img[n:] = np.roll(img[n:], -1)
+    return img
 
 
 def _program(change):
@@ -72,12 +71,12 @@ def mutations() -> dict[str, Mutation]:
         Mutation("lane_order", "codegen-bytes", "generator: the packer puts a vector's 16 codes in reversed lane order",
                  (Patch(_ISA, "pack_word", _reversed_lanes),)),
         Mutation("transposed_weight_tiles", "codegen-bytes", "generator: every 16x16 weight tile is stored transposed",
-                 (Patch(_PROG, "linear_pe_images", _images(_transpose_tiles)),)),
+                 (Patch(_PROG, "linear_pe_images", _images(_per_image(_transpose_tiles))),)),
         Mutation("weights_of_next_pe", "codegen-bytes",
                  "generator: PE p receives the weight image of PE p+1 (other output rows)",
                  (Patch(_PROG, "linear_pe_images", _images(lambda imgs, s: imgs[1:] + imgs[:1])),)),
         Mutation("bias_off_by_one", "codegen-bytes", "generator: the bias byte of output row r is that of row r+1",
-                 (Patch(_PROG, "linear_pe_images", _images(_bias_off_by_one)),)),
+                 (Patch(_PROG, "linear_pe_images", _images(_per_image(_bias_off_by_one))),)),
         Mutation("swapped_input_and_bias_registers", "configuration-fields",
                  "generator: the input and bias exponent-bias registers are swapped",
                  (Patch(_DRIVER, "linear_program", _program(lambda kw: {**kw, "bx": kw["bb"], "bb": kw["bx"]})),)),
