@@ -22,7 +22,18 @@ from compile.errors import CompileError, DynamicShapeError, ModelLoadError, Unsu
 from compile.ir import ops
 from compile.ir.graph import Const, Graph, Value, call, const, var
 
-_DTYPES = {1: "float32", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64"}
+_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+           10: "float16", 11: "float64", 12: "uint32", 13: "uint64"}
+
+
+def _dtype(elem_type: int, what: str) -> str:
+    """The numpy dtype of ONNX element type ``elem_type``; UnsupportedOperatorError naming ``what``."""
+    if elem_type not in _DTYPES:
+        import onnx
+        name = onnx.TensorProto.DataType.Name(elem_type) if elem_type in onnx.TensorProto.DataType.values() \
+            else str(elem_type)
+        raise UnsupportedOperatorError(f"{what}: element type {name} is not supported")
+    return _DTYPES[elem_type]
 
 
 def _load(model_or_path):
@@ -121,13 +132,30 @@ def _variadic(im, n, xs, a):
     return out
 
 
+def _auto_pads(im, n, a, in_hw, kernel, strides, dilations):
+    """Explicit (top, left, bottom, right) pads of a 2-D window operator, from ``pads`` or ``auto_pad``
+    (SAME_UPPER/SAME_LOWER: output = ceil(input / stride), the odd pad at the end / the start)."""
+    mode = _s(a.get("auto_pad", "NOTSET"))
+    if mode in ("NOTSET", "VALID"):
+        return _pads(a.get("pads")) if mode == "NOTSET" else (0, 0, 0, 0)
+    if mode not in ("SAME_UPPER", "SAME_LOWER"):
+        raise UnsupportedOperatorError(f"{im.name}: {n.op_type} node {n.name!r}: auto_pad={mode!r}")
+    before, after = [], []
+    for d, k, s, dl in zip(in_hw, kernel, strides, dilations):
+        total = max(0, (-(-d // s) - 1) * s + (k - 1) * dl + 1 - d)
+        small, big = total // 2, total - total // 2
+        before.append(small if mode == "SAME_UPPER" else big)
+        after.append(big if mode == "SAME_UPPER" else small)
+    return (before[0], before[1], after[0], after[1])
+
+
 @_reg("Conv")
 def _conv(im, n, xs, a):
-    if _s(a.get("auto_pad", "NOTSET")) not in ("NOTSET", "VALID"):
-        raise UnsupportedOperatorError(f"{im.name}: Conv node {n.name!r}: auto_pad={_s(a['auto_pad'])!r}")
     if len(xs[1].shape) != 4:
         raise UnsupportedOperatorError(f"{im.name}: Conv node {n.name!r}: only 2-D convolution is supported")
-    y = call("nn.conv2d", xs[0], xs[1], strides=tuple(a.get("strides", (1, 1))), padding=_pads(a.get("pads")),
+    strides, dil = tuple(a.get("strides", (1, 1))), tuple(a.get("dilations", (1, 1)))
+    pads = _auto_pads(im, n, a, xs[0].shape[2:], xs[1].shape[2:], strides, dil)
+    y = call("nn.conv2d", xs[0], xs[1], strides=strides, padding=pads,
              dilation=tuple(a.get("dilations", (1, 1))), groups=a.get("group", 1), source=n.name)
     return call("nn.bias_add", y, xs[2], source=n.name) if len(xs) > 2 else y
 
@@ -139,12 +167,14 @@ def _bn(im, n, xs, a):
 
 @_reg("MaxPool", "AveragePool")
 def _pool(im, n, xs, a):
-    if _s(a.get("auto_pad", "NOTSET")) not in ("NOTSET", "VALID") or len(a["kernel_shape"]) != 2:
-        raise UnsupportedOperatorError(f"{im.name}: {n.op_type} node {n.name!r}: only 2-D pools with explicit pads")
+    if len(a["kernel_shape"]) != 2:
+        raise UnsupportedOperatorError(f"{im.name}: {n.op_type} node {n.name!r}: only 2-D pools")
     if any(d != 1 for d in a.get("dilations", (1, 1))):
         raise UnsupportedOperatorError(f"{im.name}: {n.op_type} node {n.name!r}: dilated pooling")
-    kw = dict(pool_size=tuple(a["kernel_shape"]), strides=tuple(a.get("strides", (1, 1))),
-              padding=_pads(a.get("pads")), ceil_mode=bool(a.get("ceil_mode", 0)), source=n.name)
+    strides = tuple(a.get("strides", (1, 1)))
+    pads = _auto_pads(im, n, a, xs[0].shape[2:], a["kernel_shape"], strides, (1, 1))
+    kw = dict(pool_size=tuple(a["kernel_shape"]), strides=strides,
+              padding=pads, ceil_mode=bool(a.get("ceil_mode", 0)), source=n.name)
     if n.op_type == "MaxPool":
         return call("nn.max_pool2d", xs[0], **kw)
     return call("nn.avg_pool2d", xs[0], count_include_pad=bool(a.get("count_include_pad", 0)), **kw)
@@ -217,7 +247,7 @@ def _axes(im, n, a, k=1):
         v = im.c(n.input[k])
         if v is None:
             raise UnsupportedOperatorError(f"{im.name}: {n.op_type} node {n.name!r}: axes are not a constant")
-        return tuple(int(x) for x in v)
+        return tuple(int(x) for x in np.ravel(v))
     return None
 
 
@@ -269,8 +299,17 @@ def _gather(im, n, xs, a):
 @_reg("LayerNormalization")
 def _layer_norm(im, n, xs, a):
     beta = xs[2] if len(xs) > 2 else const(np.zeros(xs[1].shape, np.float32))
-    return call("nn.layer_norm", xs[0], xs[1], beta, axis=a.get("axis", -1), epsilon=float(a.get("epsilon", 1e-5)),
-                source=n.name)
+    x, axis, eps = xs[0], a.get("axis", -1), float(a.get("epsilon", 1e-5))
+    y = call("nn.layer_norm", x, xs[1], beta, axis=axis, epsilon=eps, source=n.name)
+    if not any(len(n.output) > k and n.output[k] for k in (1, 2)):
+        return y
+    # the optional outputs Mean and InvStdDev (shapes keep the normalised axes as 1)
+    axes = tuple(range(axis % len(x.shape), len(x.shape)))
+    mu = call("mean", x, axis=axes, keepdims=True, source=n.name)
+    d = call("subtract", x, mu, source=n.name)
+    var = call("mean", call("multiply", d, d, source=n.name), axis=axes, keepdims=True, source=n.name)
+    std = call("sqrt", call("add", var, const(np.asarray(eps, x.dtype)), source=n.name), source=n.name)
+    return y, mu, call("divide", const(np.asarray(1, x.dtype)), std, source=n.name)
 
 
 @_reg("Slice")
@@ -292,15 +331,18 @@ def _slice(im, n, xs, a):
 
 @_reg("Pad")
 def _pad_op(im, n, xs, a):
-    if _s(a.get("mode", "constant")) != "constant":
-        raise UnsupportedOperatorError(f"{im.name}: Pad node {n.name!r}: mode {_s(a['mode'])!r}")
+    mode = _s(a.get("mode", "constant"))
+    if mode not in ("constant", "edge", "reflect"):
+        raise UnsupportedOperatorError(f"{im.name}: Pad node {n.name!r}: mode {mode!r}")
     pads = a.get("pads") if im.opset < 11 else im.c(n.input[1])
     value = a.get("value", 0.0) if im.opset < 11 else (im.c(n.input[2]) if len(n.input) > 2 and n.input[2] else 0.0)
     if pads is None or value is None or (len(n.input) > 3 and n.input[3]):
         raise UnsupportedOperatorError(f"{im.name}: Pad node {n.name!r}: pads/value must be constants, no axes input")
     r = len(xs[0].shape)
     pads = [int(p) for p in pads]
-    return call("nn.pad", xs[0], pad_width=tuple((pads[k], pads[k + r]) for k in range(r)),
+    if min(pads) < 0:
+        raise UnsupportedOperatorError(f"{im.name}: Pad node {n.name!r}: negative pads (cropping)")
+    return call("nn.pad", xs[0], pad_width=tuple((pads[k], pads[k + r]) for k in range(r)), pad_mode=mode,
                 pad_value=float(np.asarray(value).reshape(-1)[0]) if np.size(value) else 0.0, source=n.name)
 
 
@@ -316,6 +358,8 @@ def _split(im, n, xs, a):
     x = xs[0]
     ax = a.get("axis", 0) % len(x.shape)
     sizes = a.get("split") if im.opset < 13 else (im.c(n.input[1]) if len(n.input) > 1 and n.input[1] else None)
+    if sizes is None and im.opset >= 13 and len(n.input) > 1 and n.input[1]:
+        raise UnsupportedOperatorError(f"{im.name}: Split node {n.name!r}: the split sizes are not constants")
     if sizes is None:
         k = a.get("num_outputs", len(n.output))
         step = -(-x.shape[ax] // k)
@@ -364,17 +408,32 @@ def _fold_only(fn):
     return conv
 
 
-_CONV["Constant"] = _fold_only(lambda im, n, xs, a: __import__("onnx").numpy_helper.to_array(a["value"])
-                                if "value" in a else np.asarray(a.get("value_float", a.get("value_int"))))
+def _constant(im, n, xs, a):
+    import onnx
+    if "value" in a:
+        return onnx.numpy_helper.to_array(a["value"])
+    for key, dt in (("value_float", np.float32), ("value_floats", np.float32), ("value_int", np.int64),
+                    ("value_ints", np.int64)):
+        if key in a:
+            return np.asarray(a[key], dt)
+    raise UnsupportedOperatorError(f"{im.name}: Constant node {n.name!r}: attribute(s) {sorted(a)} "
+                                   "(only value, value_float(s), value_int(s))")
+
+
+_CONV["Constant"] = _fold_only(_constant)
 _CONV["ConstantOfShape"] = _fold_only(lambda im, n, xs, a: np.full(
     tuple(int(v) for v in xs[0]), __import__("onnx").numpy_helper.to_array(a["value"]).reshape(-1)[0]
     if "value" in a else np.float32(0)))
-_CONV["Cast"] = _fold_only(lambda im, n, xs, a: xs[0].astype(_DTYPES.get(a["to"], "float32")))
+@_reg("Cast")
+def _cast(im, n, xs, a):
+    return call("cast", xs[0], dtype=_dtype(a["to"], f"{im.name}: Cast node {n.name!r}"), source=n.name)
 
 
 @_reg("Shape")
 def _shape(im, n, xs, a):
-    return const(np.asarray(xs[0].shape, np.int64))
+    r = len(xs[0].shape)
+    start, end = a.get("start", 0), a.get("end", r)
+    return const(np.asarray(xs[0].shape[slice(start, end)], np.int64))
 
 
 def from_onnx(model_or_path, *, name: str | None = None) -> Graph:
@@ -408,6 +467,9 @@ def from_onnx(model_or_path, *, name: str | None = None) -> Graph:
     for inp in g.input:
         if inp.name in im.env:
             continue
+        if not inp.type.HasField("tensor_type"):
+            raise UnsupportedOperatorError(f"{label}: input {inp.name!r} is a {inp.type.WhichOneof('value')}, "
+                                           "not a tensor (only tensor inputs)")
         tt = inp.type.tensor_type
         dims = []
         for k, d in enumerate(tt.shape.dim):
@@ -415,7 +477,7 @@ def from_onnx(model_or_path, *, name: str | None = None) -> Graph:
                 raise DynamicShapeError(f"{label}: input {inp.name!r} dimension {k} is "
                                         f"{d.dim_param or 'unknown'!r}, not a number: bind it (static shapes only)")
             dims.append(d.dim_value)
-        v = var(inp.name, dims, _DTYPES.get(tt.elem_type, "float32"), source=inp.name)
+        v = var(inp.name, dims, _dtype(tt.elem_type, f"{label}: input {inp.name!r}"), source=inp.name)
         im.env[inp.name] = v
         inputs.append(v)
     used = {i for nd in g.node for i in nd.input} | {o.name for o in g.output}
@@ -424,12 +486,20 @@ def from_onnx(model_or_path, *, name: str | None = None) -> Graph:
         a = _attrs(nd)
         if nd.op_type == "Dropout" and len(nd.output) > 1 and nd.output[1] in used:
             raise UnsupportedOperatorError(f"{label}: Dropout node {nd.name!r}: the mask output")
+        if nd.op_type == "Dropout" and len(nd.input) > 2 and nd.input[2] and \
+                (im.c(nd.input[2]) is None or bool(im.c(nd.input[2]))):     # training_mode (opset 12+)
+            raise UnsupportedOperatorError(f"{label}: Dropout node {nd.name!r}: training mode (only inference)")
         out = None
         if xs and all(isinstance(x, Const) for x in xs) and nd.op_type not in ("Shape",):
             out = _fold(im, nd, xs, a)
         if out is None:
             out = _CONV[nd.op_type](im, nd, xs, a)
-        for k, o in enumerate(out if isinstance(out, tuple) else (out,)):
+        outs = out if isinstance(out, tuple) else (out,)
+        for k in range(len(outs), len(nd.output)):
+            if nd.output[k] and nd.output[k] in used:
+                raise UnsupportedOperatorError(f"{label}: {nd.op_type} node {nd.name!r}: output {k} "
+                                               f"({nd.output[k]!r}) is used; only the first {len(outs)} supported")
+        for k, o in enumerate(outs):
             if k < len(nd.output) and nd.output[k]:
                 if isinstance(o, _Unsupported):
                     if nd.output[k] in used:

@@ -65,9 +65,21 @@ def _same(shapes, attrs):
     return tuple(shapes[0])
 
 
-for _name, _f in {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
-                  "maximum": np.maximum, "minimum": np.minimum, "power": np.power}.items():
+def _divide(a, b):
+    """Float division; on integers it truncates toward zero (ONNX Div, C semantics)."""
+    if np.issubdtype(a.dtype, np.integer) and np.issubdtype(b.dtype, np.integer):
+        q = np.abs(a.astype(np.int64)) // np.abs(b.astype(np.int64))
+        return (np.sign(a.astype(np.int64)) * np.sign(b.astype(np.int64)) * q).astype(np.result_type(a, b))
+    return np.divide(a, b).astype(np.result_type(a, b))
+
+
+for _name, _f in {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+                  "maximum": np.maximum, "minimum": np.minimum}.items():
     _op(_name, 2, shape=_broadcast)(lambda a, b, _f=_f: _f(a, b).astype(np.result_type(a, b)))
+_op("divide", 2, shape=_broadcast)(_divide)
+# power keeps the base's type (ONNX Pow: an int32 base with a float exponent gives int32)
+_op("power", 2, shape=_broadcast)(lambda a, b: np.power(a.astype(np.float64), b.astype(np.float64)).astype(a.dtype)
+                                  if a.dtype != b.dtype else np.power(a, b).astype(a.dtype))
 
 
 def _sigmoid(x):
@@ -206,6 +218,9 @@ def _pool_shape(shapes, attrs):
     rnd = math.ceil if attrs["ceil_mode"] else math.floor
     oh = int(rnd((x[2] + t + b - ph) / sh)) + 1
     ow = int(rnd((x[3] + l + r - pw) / sw)) + 1
+    if attrs["ceil_mode"]:                  # a window must start inside the input or its leading pad
+        oh -= (oh - 1) * sh >= x[2] + t
+        ow -= (ow - 1) * sw >= x[3] + l
     _need(oh > 0 and ow > 0, "the window is larger than the padded input")
     return (x[0], x[1], oh, ow)
 
@@ -231,11 +246,10 @@ def _max_pool(x, **attrs):
 @_op("nn.avg_pool2d", 1, {**_POOL, "count_include_pad": False}, _pool_shape)
 def _avg_pool(x, **attrs):
     s, (t, l, b, r, eh, ew) = _pool(x, attrs, np.sum, 0.0)
-    if attrs["count_include_pad"]:
-        cnt = np.pad(np.ones(x.shape[2:], x.dtype), ((t, b), (l, r)))
+    if attrs["count_include_pad"]:          # explicit padding counts, the ceil-mode overhang does not
+        cnt = np.ones((x.shape[2] + t + b, x.shape[3] + l + r), x.dtype)
     else:
-        cnt = np.ones(x.shape[2:], x.dtype)
-        cnt = np.pad(cnt, ((t, b), (l, r)))
+        cnt = np.pad(np.ones(x.shape[2:], x.dtype), ((t, b), (l, r)))
     cnt = np.pad(cnt, ((0, eh), (0, ew)))
     (ph, pw), (sh, sw) = attrs["pool_size"], attrs["strides"]
     oh, ow = s.shape[2:]
@@ -447,9 +461,36 @@ def _pad_shape(shapes, attrs):
     return tuple(d + a + b for d, (a, b) in zip(x, pw))
 
 
-@_op("nn.pad", 1, {"pad_width": (), "pad_value": 0.0}, _pad_shape)
-def _pad(x, pad_width, pad_value):
-    return np.pad(x, pad_width, constant_values=pad_value)
+def _pad_shape_mode(shapes, attrs):
+    _need(attrs["pad_mode"] in ("constant", "edge", "reflect"), f"pad_mode {attrs['pad_mode']!r} is not "
+          "constant, edge or reflect")
+    if attrs["pad_mode"] == "reflect":
+        _need(all(max(p) < d for d, p in zip(shapes[0], attrs["pad_width"])), "reflect padding needs pads < the axis")
+    return _pad_shape(shapes, attrs)
+
+
+@_op("nn.pad", 1, {"pad_width": (), "pad_value": 0.0, "pad_mode": "constant"}, _pad_shape_mode)
+def _pad(x, pad_width, pad_value, pad_mode):
+    """Relay's nn.pad: constant (pad_value), edge (repeat the border), reflect (mirror, border once)."""
+    if pad_mode == "constant":
+        return np.pad(x, pad_width, constant_values=pad_value)
+    return np.pad(x, pad_width, mode=pad_mode)
+
+
+_CAST_TYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+               "uint64", "bool")
+
+
+def _cast_shape(shapes, attrs):
+    _need(attrs["dtype"] in _CAST_TYPES, f"dtype {attrs['dtype']!r} is not one of {', '.join(_CAST_TYPES)}")
+    return tuple(shapes[0])
+
+
+@_op("cast", 1, {"dtype": "float32"}, _cast_shape)
+def _cast(x, dtype):
+    """Relay's cast (numpy conversion: float -> int truncates toward zero, out-of-range is undefined)."""
+    with np.errstate(all="ignore"):
+        return x.astype(dtype)
 
 
 # ----------------------------------------------------------------------------- recurrent
