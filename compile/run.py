@@ -1,11 +1,9 @@
 """``python -m compile.run MODEL``: import a model and run one random input on the host runtime.
 
-MODEL is a path to an ``.onnx`` file, or a PyTorch factory reference ``package.module:function``
-(called with no arguments after ``torch.manual_seed(seed)``, it returns
-``(torch.nn.Module, example_inputs)``; imported with
-``from_torch``, or with ``--frontend onnx`` through an exported ONNX file). The paper's six
-applications by short name are ``python -m benchmarks.models NAME``, which calls :func:`main`
-with its own resolver (the compiler does not import the benchmarks layer). Prints the
+MODEL is an application's short name (:mod:`compile.applications`: the paper's six,
+efficientnet_b0, lstm_wlm, mobilenet_v2, resmlp, resnet20, transformer, registered as entry
+points), a PyTorch factory reference ``package.module:function`` (imported with ``from_torch``, or
+with ``--frontend onnx`` through an exported ONNX file), or a path to an ``.onnx`` file. Prints the
 number of IR operators, the output shapes and first values, the import and run times (seconds),
 and the maximum relative difference to onnxruntime (and to torch for an application). Any user
 error (unknown model, unreadable file, unsupported operator) is one ``error: ...`` line, exit 2.
@@ -37,38 +35,10 @@ def _rel(a, b) -> float:
     return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
 
 
-def _factory(ref: str):
-    """The ``package.module:function`` factory named by ``ref``; CompileError if it does not resolve."""
-    import importlib
-    from compile.errors import CompileError
-    mod_name, _, fn_name = ref.partition(":")
-    if not mod_name or not fn_name:
-        raise CompileError(f"model {ref!r} is neither an .onnx path nor a 'package.module:function' reference")
-    try:
-        fn = getattr(importlib.import_module(mod_name), fn_name)
-    except (ImportError, AttributeError) as exc:
-        raise CompileError(f"model factory {ref!r} does not resolve: {exc}") from None
-    def load(name, seed):
-        import torch
-        torch.manual_seed(seed)
-        try:
-            got = fn()
-        except TypeError as exc:
-            raise CompileError(f"model factory {ref!r} cannot be called with no arguments: {exc}") from None
-        if not (isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], torch.nn.Module)):
-            raise CompileError(f"model factory {ref!r} must return (torch.nn.Module, example_inputs), "
-                               f"got {type(got).__name__}")
-        return got[0].eval(), tuple(got[1]) if isinstance(got[1], (tuple, list)) else (got[1],)
-    return load
-
-
-def main(argv=None, resolve=None, prog: str = "python -m compile.run") -> int:
-    """The CLI. ``resolve(name, seed) -> (module, example_inputs)`` maps short model names
-    (given by a higher layer, e.g. ``benchmarks.models.get``); without it MODEL is an ``.onnx``
-    path or a ``package.module:function`` reference. Returns the exit code (2 for a user error)."""
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
-    ap.add_argument("model", help=".onnx path, package.module:function factory"
-                    + (", or application short name" if resolve else ""))
+def main(argv=None) -> int:
+    """The CLI; returns the exit code (2 for a user error)."""
+    ap = argparse.ArgumentParser(prog="python -m compile.run", description=__doc__.splitlines()[0])
+    ap.add_argument("model", help="application name (compile.applications), package.module:function, or .onnx path")
     ap.add_argument("--frontend", choices=["torch", "onnx"], default="torch",
                     help="for an application: import from PyTorch directly, or through an exported ONNX file")
     ap.add_argument("--seed", type=int, default=0)
@@ -84,8 +54,8 @@ def main(argv=None, resolve=None, prog: str = "python -m compile.run") -> int:
             import onnx
             proto = onnx.load(args.model)
         else:
-            get = resolve if resolve is not None and ":" not in args.model else _factory(args.model)
-            module, ex = get(args.model, args.seed)
+            from compile.applications import load
+            module, ex = load(args.model, args.seed)
             import torch
             torch.set_num_threads(1)
             from compile.frontend.torch import to_onnx

@@ -63,9 +63,8 @@ def test_wrong_example_input_is_a_clear_error():
 
 
 def test_run_cli_errors_exit_2(tmp_path):
-    for cli, argv, says in (("benchmarks.models", ["resnet21"], "did you mean resnet20"),
+    for cli, argv, says in (("compile.run", ["resnet21"], "did you mean resnet20"),
                             ("compile.run", [str(tmp_path / "x.onnx")], "no such file"),
-                            ("compile.run", ["resnet20"], "neither an .onnx path nor"),
                             ("compile.run", ["benchmarks.models:nope"], "does not resolve"),
                             ("compile.run", ["benchmarks.models:get"], "cannot be called with no arguments")):
         out = subprocess.run([sys.executable, "-m", cli, *argv], capture_output=True, text=True)
