@@ -83,14 +83,26 @@ def closure_files(mapping, method: str = "bmc") -> list[pathlib.Path]:
     return sorted(files[m] for m in closure(roots, _graph()) if m in files)
 
 
-def digest(mapping, method: str = "bmc") -> str:
-    """sha256 (16 hex digits) over the path and source of every file of :func:`closure_files`."""
+def _hash(files) -> str:
     h = hashlib.sha256()
-    for f in closure_files(mapping, method):
+    for f in files:
         h.update(str(f.relative_to(ROOT)).encode())
         h.update(b"\0")
         h.update(f.read_bytes())
     return h.hexdigest()[:16]
+
+
+def digest(mapping, method: str = "bmc") -> str:
+    """sha256 (16 hex digits) over the path and source of every file of :func:`closure_files`."""
+    return _hash(closure_files(mapping, method))
+
+
+def module_digest(roots: list[str]) -> str:
+    """The digest over the import closure of the dotted modules ``roots`` (entries that are not
+    mappings, e.g. certified compiler-IR rewrites: their rules module and checker)."""
+    from .closure import module_files
+    files = module_files()
+    return _hash(sorted(files[m] for m in closure(roots, _graph()) if m in files))
 
 
 # ----------------------------------------------------------------------------- reading and writing
@@ -167,6 +179,12 @@ def _store(entry: dict, path=None) -> dict:
     return entry
 
 
+def store(entry: dict, path=None) -> dict:
+    """Record a complete entry (it carries ``module`` when its subject is not a registered
+    mapping, and then its digest is :func:`module_digest` of ``[module, checker]``)."""
+    return _store(entry, path)
+
+
 def record(mapping, verdict, *, scope: str, path=None) -> dict:
     """Record a proof verdict (``ila.verdict``) for ``mapping``; return the entry kept (an
     ``unknown`` never replaces a current ``proved``). Raises LedgerError."""
@@ -196,10 +214,13 @@ def current(entries: list[dict]) -> list[dict]:
     memo: dict = {}
     out = []
     for e in entries:
-        k = (e["mapping"], e["method"])
+        k = (e["mapping"], e["method"], e.get("module"))
         if k not in memo:
             try:
-                memo[k] = digest(get(e["mapping"]), e["method"]) if e["mapping"] in MODULES else None
+                if e.get("module"):
+                    memo[k] = module_digest([e["module"], e.get("checker", "")])
+                else:
+                    memo[k] = digest(get(e["mapping"]), e["method"]) if e["mapping"] in MODULES else None
             except D2AError:
                 memo[k] = None
         if e["digest"] == memo[k]:

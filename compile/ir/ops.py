@@ -210,6 +210,31 @@ def _conv2d(x, w, strides, padding, dilation, groups):
     return out
 
 
+def _im2col_shape(shapes, attrs):
+    (x,) = shapes
+    _need(len(x) == 4, "nn.im2col needs NCHW data")
+    kh, kw = attrs["kernel_size"]
+    _, _, oh, ow = _conv_shape([x, (1, x[1], kh, kw)], {**attrs, "groups": 1})
+    return (x[0] * oh * ow, x[1] * kh * kw)
+
+
+@_op("nn.im2col", 1, {"kernel_size": (1, 1), "strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1)},
+     _im2col_shape)
+def _im2col(x, kernel_size, strides, padding, dilation):
+    """The windows of a convolution as rows: x[N, C, H, W] -> [N*OH*OW, C*KH*KW], row (n, oy, ox)
+    holding the window at output (oy, ox) in (c, ky, kx) order (zero padding), so that
+    ``nn.conv2d(x, w) = transpose(reshape(nn.dense(im2col(x), reshape(w, [O, C*KH*KW])), [N, OH, OW, O]),
+    (0, 3, 1, 2))`` (groups 1). A pure data-movement operator."""
+    t, l, b, r = _pads(padding)
+    xp = np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)))
+    kh, kw = kernel_size
+    n, c, oh, ow = x.shape[0], x.shape[1], *_conv_shape([x.shape, (1, x.shape[1], kh, kw)],
+                                                         {"strides": strides, "padding": padding,
+                                                          "dilation": dilation, "groups": 1})[2:]
+    win = _windows(xp, kh, kw, strides[0], strides[1], dilation[0], dilation[1], oh, ow)
+    return win.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, c * kh * kw)
+
+
 def _pool_shape(shapes, attrs):
     (x,) = shapes
     _need(len(x) == 4, "2-D pooling needs NCHW data")

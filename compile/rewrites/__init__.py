@@ -1,0 +1,45 @@
+"""Compiler-IR rewrites as data, each certified before the compiler may use it.
+
+A :class:`Rewrite` states its two sides as IR builders over parameters (shapes, window sizes),
+the side condition under which it applies, random parameters for the property test, and small
+parameters for the exact check. :mod:`compile.rewrites.rules` holds the project's rewrites,
+:mod:`compile.rewrites.broken` seeded wrong ones the certification must refute, and
+:mod:`compile.rewrites.certify` the checks: BMC of the two sides lowered to the compiler-IR ILA
+(:mod:`compile.rewrites.lower`) in its int32 numerics at the small parameters (exact, all data),
+plus a float32 property test on random parameters with the host runtime.
+
+Why int32 for the exact check: in int32 the ILA's ``add``/``multiply`` are the ring Z/2^32 and
+``max`` is a total order (signed). Both sides of every rewrite here compute, per output element,
+a max over input elements or a sum of products with coefficients 0/1 of a few terms, so equality
+for all int32 data implies the same identity over the reals and over any total order; float32
+rounding (summation order) is what the property test measures (``bit_exact`` rewrites must agree
+bit for bit, others within ``rtol``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One compiler-IR rewrite ``lhs => rhs``.
+
+    ``build(params) -> (inputs, lhs, rhs)``: the input variables and the two sides as IR values
+    (compile.ir.graph); ``guard(params) -> bool``: the side condition; ``random_params(rng)``:
+    parameters satisfying the guard; ``small``: parameters of the exact check; ``bit_exact``:
+    whether float32 results must be identical (else within ``rtol`` relative Frobenius error)."""
+    name: str
+    text: str
+    build: Callable
+    guard: Callable
+    random_params: Callable
+    small: tuple
+    bit_exact: bool = True
+    rtol: float = 1e-5
+
+
+def registry() -> dict[str, Rewrite]:
+    """The project's rewrites by name."""
+    from compile.rewrites.rules import RULES
+    return {r.name: r for r in RULES}

@@ -1,0 +1,64 @@
+"""``python -m compile.rewrites``: certify the compiler-IR rewrites and record them in the ledger.
+
+``--list`` prints the rewrites; ``NAME ...`` (default: all) certifies those (exact BMC through the
+compiler-IR ILA at small shapes + float32 property test) and records each certificate in the
+ledger (``$D2A_LEDGER`` or the per-user file); ``--broken`` certifies the seeded wrong rewrites
+instead (each must be refuted; nothing is recorded). Exit 0 when every rewrite is proved (with
+``--broken``: every one refuted), 1 otherwise, 2 on a user error (unknown name, bad option).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ila.errors import D2AError
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m compile.rewrites", description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", help="rewrites to certify (default: all)")
+    ap.add_argument("--list", action="store_true", help="list the rewrites and exit")
+    ap.add_argument("--broken", action="store_true", help="certify the seeded wrong rewrites (must be refuted)")
+    ap.add_argument("--samples", type=int, default=30, help="random cases of the property test (>= 1)")
+    ap.add_argument("--timeout", type=float, default=120.0, help="solver timeout per exact check (s, > 0)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    from compile.rewrites import registry
+    from compile.rewrites.broken import BROKEN
+    pool = {r.name: r for r in BROKEN} if args.broken else registry()
+    try:
+        if args.samples < 1 or not (0 < args.timeout < float("inf")):
+            raise D2AError(f"--samples must be >= 1 and --timeout a finite number > 0 (got {args.samples}, "
+                           f"{args.timeout})")
+        unknown = [n for n in args.names if n not in pool]
+        if unknown:
+            raise D2AError(f"unknown rewrite(s) {unknown}; known: {', '.join(pool)}")
+        if args.list:
+            for r in pool.values():
+                print(f"{r.name:34} {r.text}")
+            return 0
+        from compile.rewrites.certify import certify, record
+        module = "compile.rewrites.broken" if args.broken else "compile.rewrites.rules"
+        out, ok = [], True
+        for name in args.names or list(pool):
+            cert = certify(pool[name], module, samples=args.samples, timeout=args.timeout)
+            want = "refuted" if args.broken else "proved"
+            ok &= cert.result == want
+            if not args.broken:
+                record(cert)
+            out.append({"rewrite": name, "result": cert.result, "seconds": round(cert.seconds, 3),
+                        "detail": cert.summary()})
+            if not args.json:
+                print(cert.summary(), flush=True)
+    except D2AError as exc:
+        msg = " ".join(str(exc).split())
+        print(json.dumps({"error": msg}) if args.json else f"error: {msg}", file=sys.stdout if args.json else sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(out, indent=1))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
