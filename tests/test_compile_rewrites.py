@@ -81,7 +81,7 @@ def test_unsupported_operators_are_refused_by_name():
 
 def test_exact_check_refuses_sides_of_different_shapes():
     from compile.errors import CompileError
-    from compile.rewrites import Rewrite
+    from compile.rewrites.base import Rewrite
     bad = Rewrite("shape_bug", "", lambda p: ([var("x", (2, 2))], var("x", (2, 2)),
                                             call("reshape", var("x", (2, 2)), newshape=(4,))),
                   lambda p: True, lambda rng: {}, ({},))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from compile.ir.graph import call, var
-from compile.rewrites import Rewrite
+from compile.rewrites.base import Rewrite
 from compile.rewrites import rules
 
 

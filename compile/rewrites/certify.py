@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from compile.errors import CompileError
-from compile.rewrites import Rewrite
+from compile.rewrites.base import Rewrite
 
 CHECKER = "compile.rewrites.certify"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from compile.ir.graph import call, const, var
-from compile.rewrites import Rewrite
+from compile.rewrites.base import Rewrite
 
 
 def _dense_zero_bias(p):
