@@ -1,0 +1,97 @@
+"""The verified-only gate: the compiler offloads mapping M at shape S only on a certificate.
+
+A certificate is a current ledger entry (``verify.ledger.certificates``: its digest matches the
+sources of everything it depends on) for M whose scope covers S: a proof at S or for every size
+(``symbolic``), else a passing simulation validation at S (the paper's own standard for most
+mappings). ``require='proved'`` accepts proofs only. Missing certificates can be obtained on demand
+(``certify='sim'``: a seeded simulation validation; ``certify='proof'``: BMC at S, then a
+simulation if the mapping has no proof setup), within a time budget (seconds, for the proof's
+solver); they are recorded in the ledger. Otherwise the offload is refused, and the decision says
+which mapping, which shape, and the command that would certify it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compile.errors import CompileError
+
+REQUIRE = ("any", "proved")
+CERTIFY = ("none", "sim", "proof")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Whether mapping ``mapping`` may be offloaded at ``shape`` (e.g. ``16x64``), on which
+    certificate (a ledger entry), and otherwise why not."""
+    mapping: str
+    shape: str
+    allowed: bool
+    certificate: dict | None = None
+    reason: str = ""
+
+    def describe(self) -> str:
+        if self.allowed:
+            c = self.certificate
+            what = "proof" if c["result"] == "proved" else "simulation validation"
+            return (f"{self.mapping} at {self.shape}: {what} {c['method']} at {c['scope']} ({c['date']}, "
+                    f"covers: {', '.join(c.get('covers') or []) or 'simulated outputs'})")
+        return f"{self.mapping} at {self.shape}: not offloaded — {self.reason}"
+
+
+def command(name: str, shape_text: str, has_proof: bool) -> str:
+    """The command that would certify ``name`` at ``shape_text``."""
+    method = "bmc" if has_proof else "sim"
+    return f"python -m verify.mapping {name} --method {method} --shape {shape_text}"
+
+
+def _certificates(name, shape_text, require, path):
+    from verify.ledger import certificates
+    got = certificates(name, shape_text, path=path)
+    return [c for c in got if c["result"] == "proved"] if require == "proved" else got
+
+
+def decide(name: str, shape: dict, *, require: str = "any", certify: str = "none", budget: float = 60.0,
+           path=None) -> Decision:
+    """The gate's decision for offloading mapping ``name`` at ``shape`` (dimension -> int).
+    Raises CompileError for an unknown mapping or option value."""
+    from mappings.base import MappingError, format_shape
+    from mappings.registry import get
+    if require not in REQUIRE or certify not in CERTIFY:
+        raise CompileError(f"require must be one of {REQUIRE} and certify one of {CERTIFY} "
+                           f"(got {require!r}, {certify!r})")
+    if not budget > 0:
+        raise CompileError(f"the certification budget must be > 0 seconds (got {budget!r})")
+    try:
+        m = get(name)
+    except MappingError as exc:
+        raise CompileError(str(exc)) from None
+    missing = [d for d in m.shape_dims if d not in shape]
+    if missing:
+        raise CompileError(f"{name}: shape {shape} lacks dimension(s) {missing}; expected {m.shape_dims}")
+    text = format_shape({d: shape[d] for d in m.shape_dims})
+    try:
+        m.check_shape(shape)
+    except MappingError as exc:
+        return Decision(name, text, False, reason=str(exc))
+    certs = _certificates(name, text, require, path)
+    if not certs and certify != "none":
+        _obtain(m, shape, text, certify, budget, path)
+        certs = _certificates(name, text, require, path)
+    if certs:
+        return Decision(name, text, True, certs[0])
+    need = "a proof" if require == "proved" else "a proof or a passing simulation validation"
+    return Decision(name, text, False, reason=f"the ledger holds no current certificate ({need}) at {text}; "
+                    f"certify with: {command(name, text, m.proof is not None)}")
+
+
+def _obtain(m, shape: dict, text: str, how: str, budget: float, path) -> None:
+    from verify import ledger
+    if how == "proof" and m.proof is not None:
+        from verify.bmc import check_bmc
+        numerics = "exact" if m.accelerator == "vta" else "uf"
+        v = check_bmc(m.proof.bmc(shape, numerics=numerics), solver="z3", timeout=budget,
+                      inline_ufs=numerics == "exact", label=f"{m.name}.{text}", scope=text)
+        ledger.record(m, v, scope=ledger.scope_label(text, numerics), path=path)
+        return
+    from verify.simval import run_sim
+    ledger.record_validation(m, run_sim(m, shape=shape, samples=20, seed=0), path=path)
