@@ -1,0 +1,168 @@
+"""IR patterns of the registered mappings, parsed, and exact (syntactic) matching on IR graphs.
+
+A mapping declares its IR pattern as an s-expression (``python -m verify.mapping --list``):
+``(nn.bias_add (nn.dense ?x ?w) ?b)``, ``(nn.max_pool2d ?x (pool_size 2 1) (strides 2 1))``,
+``(nn.conv2d ?x ?w (strides S S) (padding 0 0) (data_layout NHWC) (kernel_layout OHWI))``. A list
+whose head is an operator of the IR (``compile.ir.ops``) or the compiler-IR ILA is an operator
+pattern; its operands are ``?name`` variables (a repeated variable must bind the same value) or
+operator patterns; a list whose head is not an operator is an attribute constraint: numbers must
+equal the node's attribute (padding in Relay's 2- or 4-value forms), an upper-case word of one
+letter (``S``) is an attribute variable (equal occurrences bind equal values), other words are
+literal values. Attributes the IR does not carry take Relay's defaults (``data_layout`` NCHW,
+``kernel_layout`` OIHW, ``out_dtype`` the node's dtype).
+
+The compiler's exact matching (the paper's "exact matching", TVM's ``annotate_exact_matches``) is
+:func:`matches`: the nodes of a graph where a mapping's pattern matches syntactically, each with
+its variable bindings. Patterns are derived from the registry, never written a second time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compile.errors import CompileError
+from compile.ir import ops
+from compile.ir.graph import Graph, Node, Value
+
+_DEFAULTS = {"data_layout": "NCHW", "kernel_layout": "OIHW"}
+_ILA_ONLY = {"lstm_layer"}
+
+
+class PatternError(CompileError):
+    """A malformed IR pattern (names the pattern and the position)."""
+
+
+@dataclass(frozen=True)
+class Pattern:
+    op: str
+    args: tuple            # Pattern or str ("?x")
+    attrs: tuple           # (name, tuple of values)
+
+
+def _tokens(text: str) -> list[str]:
+    return text.replace("(", " ( ").replace(")", " ) ").split()
+
+
+def parse(text: str) -> Pattern:
+    """The pattern of ``text``; PatternError naming the defect."""
+    toks = _tokens(text)
+    pos = 0
+
+    def expr():
+        nonlocal pos
+        if pos >= len(toks):
+            raise PatternError(f"pattern {text!r}: unexpected end")
+        t = toks[pos]
+        pos += 1
+        if t == "(":
+            items = []
+            while pos < len(toks) and toks[pos] != ")":
+                items.append(expr())
+            if pos >= len(toks):
+                raise PatternError(f"pattern {text!r}: missing ')'")
+            pos += 1
+            return items
+        if t == ")":
+            raise PatternError(f"pattern {text!r}: unexpected ')' at token {pos}")
+        return t
+
+    tree = expr()
+    if pos != len(toks):
+        raise PatternError(f"pattern {text!r}: text after the pattern")
+    return _build(tree, text)
+
+
+def _is_op(name) -> bool:
+    return isinstance(name, str) and (name in ops.OPS or name in _ILA_ONLY)
+
+
+def _build(tree, text: str) -> Pattern:
+    if not (isinstance(tree, list) and tree and _is_op(tree[0])):
+        raise PatternError(f"pattern {text!r}: {tree!r} is not an operator pattern")
+    args, attrs = [], []
+    for item in tree[1:]:
+        if isinstance(item, str):
+            if not item.startswith("?"):
+                raise PatternError(f"pattern {text!r}: operand {item!r} is neither ?var nor a pattern")
+            args.append(item)
+        elif item and _is_op(item[0]):
+            args.append(_build(item, text))
+        elif item and isinstance(item[0], str) and all(isinstance(v, str) for v in item[1:]):
+            attrs.append((item[0], tuple(item[1:])))
+        else:
+            raise PatternError(f"pattern {text!r}: {item!r} is neither an operand nor an attribute")
+    return Pattern(tree[0], tuple(args), tuple(attrs))
+
+
+def _value(tok: str):
+    try:
+        return int(tok)
+    except ValueError:
+        try:
+            return float(tok)
+        except ValueError:
+            return tok
+
+
+def _attr_ok(node: Node, name: str, want: tuple, env: dict) -> bool:
+    if name in node.attrs:
+        have = node.attrs[name]
+        if name == "padding":
+            have = ops._pads(have)
+            want = tuple(want) * (4 // len(want)) if len(want) in (1, 2) else want
+    elif name in _DEFAULTS:
+        have = _DEFAULTS[name]
+    elif name == "out_dtype":
+        have = node.dtype
+    else:
+        return False
+    have = tuple(have) if isinstance(have, (tuple, list)) else (have,)
+    if len(have) != len(want):
+        return False
+    for h, w in zip(have, want):
+        if len(w) == 1 and w.isupper() and w.isalpha():          # attribute variable
+            if env.setdefault(("attr", w), h) != h:
+                return False
+        elif _value(w) != (h if not isinstance(h, str) else h) and str(h) != w:
+            return False
+    return True
+
+
+def match(pattern: Pattern, value: Value, env: dict | None = None) -> dict | None:
+    """Bindings (``?name`` -> Value, attribute variables) if ``pattern`` matches at ``value``."""
+    env = {} if env is None else env
+    stack = [(pattern, value)]
+    while stack:
+        p, v = stack.pop()
+        if isinstance(p, str):
+            if env.setdefault(p, v) is not v:
+                return None
+            continue
+        if not isinstance(v, Node) or v.op != p.op or len(v.args) != len(p.args):
+            return None
+        if not all(_attr_ok(v, n, w, env) for n, w in p.attrs):
+            return None
+        stack.extend(zip(p.args, v.args))
+    return env
+
+
+def matches(graph: Graph, pattern: Pattern) -> list[tuple[Node, dict]]:
+    """Every node of ``graph`` where ``pattern`` matches (topological order), with bindings."""
+    out = []
+    for n in graph.nodes:
+        env = match(pattern, n)
+        if env is not None:
+            out.append((n, env))
+    return out
+
+
+def mapping_patterns(names=None) -> dict[str, Pattern]:
+    """The parsed IR patterns of the registered mappings (all, or ``names``)."""
+    from mappings.registry import get, names as all_names
+    return {n: parse(get(n).ir_pattern) for n in (names or all_names())}
+
+
+def exact_counts(graph: Graph, targets=None) -> dict[str, int]:
+    """Exact-matching sites per mapping (patterns may overlap; the compiler picks a cover)."""
+    pats = mapping_patterns()
+    keep = {n: p for n, p in pats.items() if targets is None or n.split(".")[0] in targets}
+    return {n: len(matches(graph, p)) for n, p in keep.items()}
