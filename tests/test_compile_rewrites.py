@@ -82,9 +82,8 @@ def test_unsupported_operators_are_refused_by_name():
 def test_exact_check_refuses_sides_of_different_shapes():
     from compile.errors import CompileError
     from compile.rewrites.base import Rewrite
-    bad = Rewrite("shape_bug", "", lambda p: ([var("x", (2, 2))], var("x", (2, 2)),
-                                            call("reshape", var("x", (2, 2)), newshape=(4,))),
-                  lambda p: True, lambda rng: {}, ({},))
+    bad = Rewrite("shape_bug", "", lambda n: call("reshape", n, newshape=(4,)),
+                  lambda p: ([x := var("x", (2, 2))], call("nn.relu", x)), lambda rng: {}, ({},))
     with pytest.raises(CompileError, match="shapes differ"):
         exact_check(bad, {})
 

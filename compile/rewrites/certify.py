@@ -40,7 +40,7 @@ class Certificate:
         kinds = [v.kind for _, v in self.exact]
         if self.property_failures or "counterexample" in kinds:
             return "refuted"
-        return "proved" if kinds and all(k == "proved" for k in kinds) else "unknown"
+        return "proved" if self.samples and kinds and all(k == "proved" for k in kinds) else "unknown"
 
     def summary(self) -> str:
         ex = "; ".join(f"{_ptext(p)}: {v.kind}" for p, v in self.exact)
@@ -60,6 +60,8 @@ def exact_check(rw: Rewrite, params: dict, timeout: float | None = 60.0):
     from mappings.base import ProofSetup, Side, symbolic_data
     from verify.bmc import check_bmc
     inputs, lhs, rhs = rw.build(params)
+    if rhs is None:
+        raise CompileError(f"rewrite {rw.name} does not apply to its own left-hand side at {_ptext(params)}")
     if tuple(lhs.shape) != tuple(rhs.shape):
         raise CompileError(f"rewrite {rw.name} at {_ptext(params)}: the sides' shapes differ "
                            f"({tuple(lhs.shape)} vs {tuple(rhs.shape)})")
@@ -76,20 +78,25 @@ def exact_check(rw: Rewrite, params: dict, timeout: float | None = 60.0):
     return check_bmc(ps, solver="z3", timeout=timeout, label=f"rewrite.{rw.name}")
 
 
-def property_check(rw: Rewrite, samples: int = 30, seed: int = 0) -> list[str]:
-    """Failures (texts) of the float32 property test on ``samples`` random parameter sets."""
+def property_check(rw: Rewrite, samples: int = 30, seed: int = 0) -> tuple[int, list[str]]:
+    """(cases checked, failures as texts) of the float32 property test on ``samples`` random
+    parameter sets (those where the rewrite does not apply are skipped)."""
     from compile.runtime import run
     from compile.ir.graph import Graph
     rng = np.random.default_rng(seed)
-    bad = []
+    bad, checked = [], 0
     for _ in range(samples):
         p = rw.random_params(rng)
-        if not rw.guard(p):
+        try:
+            inputs, lhs, rhs = rw.build(p)
+        except CompileError:            # parameters for which the left-hand side is not well shaped
             continue
-        inputs, lhs, rhs = rw.build(p)
+        if rhs is None:                 # the side condition does not hold there
+            continue
         if tuple(lhs.shape) != tuple(rhs.shape):
             bad.append(f"{_ptext(p)}: shapes {tuple(lhs.shape)} vs {tuple(rhs.shape)}")
             continue
+        checked += 1
         feeds = {v.name: rng.standard_normal(v.shape).astype(np.float32) for v in inputs}
         a = run(Graph(inputs, [lhs]), feeds)[0].astype(np.float64)
         b = run(Graph(inputs, [rhs]), feeds)[0].astype(np.float64)
@@ -100,7 +107,7 @@ def property_check(rw: Rewrite, samples: int = 30, seed: int = 0) -> list[str]:
             err = np.linalg.norm(a - b) / max(np.linalg.norm(a), 1e-30)
             if err > rw.rtol:
                 bad.append(f"{_ptext(p)}: relative error {err:.3g} > {rw.rtol:g}")
-    return bad
+    return checked, bad
 
 
 def certify(rw: Rewrite, module: str = "compile.rewrites.rules", *, samples: int = 30,
@@ -108,8 +115,7 @@ def certify(rw: Rewrite, module: str = "compile.rewrites.rules", *, samples: int
     """Run both checks on ``rw`` (defined in ``module``)."""
     t0 = time.perf_counter()
     cert = Certificate(rw.name, module)
-    cert.property_failures = property_check(rw, samples)
-    cert.samples = samples
+    cert.samples, cert.property_failures = property_check(rw, samples)
     for p in rw.small:
         cert.exact.append((p, exact_check(rw, p, timeout)))
     cert.seconds = time.perf_counter() - t0

@@ -1,102 +1,168 @@
-"""The compiler-IR rewrites (equality saturation applies them in both directions where stated).
+"""The compiler-IR rewrites. Each ``apply`` is what the compiler runs and what
+:mod:`compile.rewrites.certify` checks (on instances built by ``lhs``).
 
-Each is certified by :mod:`compile.rewrites.certify` before use. Sources: the paper's §3 and
-Figure 7 (zero-bias dense, add as bias_add, max-pool windows as stacked temporal pools with
-transposes), Glenside's im2col (conv2d as a matrix product), and layout algebra.
+Sources: the paper's §3 and Figure 7 (zero-bias dense, add as bias_add, large max-pool windows
+as stacked temporal pools with transposes), Glenside's im2col (conv2d as a matrix product), and
+layout algebra (transpose and reshape pairs).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from compile.ir.graph import call, const, var
+from compile.ir import ops
+from compile.ir.graph import Node, call, const, var
 from compile.rewrites.base import Rewrite
 
 
-def _dense_zero_bias(p):
-    x, w = var("x", (p["N"], p["K"])), var("w", (p["M"], p["K"]))
-    lhs = call("nn.dense", x, w)
-    return [x, w], lhs, call("nn.bias_add", lhs, const(np.zeros(p["M"], np.float32)), axis=1)
+def _is(n, op) -> bool:
+    return isinstance(n, Node) and n.op == op
 
 
-def _add_bias(p):
-    x, b = var("x", (p["N"], p["C"], p["H"], p["W"])), var("b", (p["C"], 1, 1))
-    return [x, b], call("add", x, b), call("nn.bias_add", x, call("reshape", b, newshape=(p["C"],)), axis=1)
+# ----------------------------------------------------------------------------- dense and bias
+def dense_zero_bias(n):
+    if not _is(n, "nn.dense"):
+        return None
+    return call("nn.bias_add", n, const(np.zeros(n.shape[-1], n.dtype)), axis=len(n.shape) - 1)
 
 
-def conv_out(p):
-    oh = (p["H"] + 2 * p["P"] - p["KH"]) // p["S"] + 1
-    ow = (p["W"] + 2 * p["P"] - p["KW"]) // p["S"] + 1
-    return oh, ow
+def add_bias(n):
+    """add(x, b) with b broadcast along axis 1 of x only: b[C, 1, ..., 1] (or b[C] for 2-D x)."""
+    if not _is(n, "add"):
+        return None
+    x, b = n.args
+    if len(x.shape) < 2 or tuple(n.shape) != tuple(x.shape):
+        return None
+    C = x.shape[1]
+    ok = tuple(b.shape) == (C,) + (1,) * (len(x.shape) - 2) if len(x.shape) > 2 else tuple(b.shape) == (C,)
+    if not ok or b.dtype != x.dtype:
+        return None
+    bb = b if len(b.shape) == 1 else call("reshape", b, newshape=(C,))
+    return call("nn.bias_add", x, bb, axis=1)
 
 
-def _conv_im2col(p, kernel_axes=(0, 1, 2, 3)):
-    C, O, KH, KW, S, P = p["C"], p["O"], p["KH"], p["KW"], p["S"], p["P"]
-    x, w = var("x", (1, C, p["H"], p["W"])), var("w", (O, C, KH, KW))
-    lhs = call("nn.conv2d", x, w, strides=(S, S), padding=(P, P, P, P))
-    oh, ow = conv_out(p)
-    cols = call("nn.im2col", x, kernel_size=(KH, KW), strides=(S, S), padding=(P, P, P, P))
+# ----------------------------------------------------------------------------- convolution as GEMM
+def conv2d_im2col(n, kernel_axes=(0, 1, 2, 3)):
+    if not _is(n, "nn.conv2d"):
+        return None
+    x, w = n.args
+    a = n.attrs
+    if x.shape[0] != 1 or a["groups"] != 1 or tuple(a["dilation"]) != (1, 1):
+        return None
+    O, C, KH, KW = w.shape
+    _, _, oh, ow = n.shape
+    cols = call("nn.im2col", x, kernel_size=(KH, KW), strides=a["strides"], padding=a["padding"])
     wk = w if kernel_axes == (0, 1, 2, 3) else call("transpose", w, axes=kernel_axes)
     mat = call("nn.dense", cols, call("reshape", wk, newshape=(O, C * KH * KW)))
-    rhs = call("transpose", call("reshape", mat, newshape=(1, oh, ow, O)), axes=(0, 3, 1, 2))
-    return [x, w], lhs, rhs
+    return call("transpose", call("reshape", mat, newshape=(1, oh, ow, O)), axes=(0, 3, 1, 2))
 
 
-def _pool_split(p):
-    """A window of a*b rows with stride a = a (a,1)/(a,1) pool, then a (b,kw)/(1,sw) pool."""
-    a, b, kw, sw = p["a"], p["b"], p["kw"], p["sw"]
-    x = var("x", (p["N"], p["C"], p["H"], p["W"]))
-    lhs = call("nn.max_pool2d", x, pool_size=(a * b, kw), strides=(a, sw))
-    first = call("nn.max_pool2d", x, pool_size=(a, 1), strides=(a, 1))
-    return [x], lhs, call("nn.max_pool2d", first, pool_size=(b, kw), strides=(1, sw))
+# ----------------------------------------------------------------------------- pooling (Figure 7)
+def _plain_pool(n) -> bool:
+    a = n.attrs
+    if not _is(n, "nn.max_pool2d") or tuple(ops._pads(a["padding"])) != (0, 0, 0, 0):
+        return False
+    (kh, kw), (sh, sw) = a["pool_size"], a["strides"]
+    x = n.args[0]
+    return n.shape[2] == (x.shape[2] - kh) // sh + 1 and n.shape[3] == (x.shape[3] - kw) // sw + 1
 
 
-def _pool_transpose(p):
-    x = var("x", (p["N"], p["C"], p["H"], p["W"]))
-    lhs = call("nn.max_pool2d", x, pool_size=(p["kh"], p["kw"]), strides=(p["sh"], p["sw"]))
-    t = call("transpose", x, axes=(0, 1, 3, 2))
-    inner = call("nn.max_pool2d", t, pool_size=(p["kw"], p["kh"]), strides=(p["sw"], p["sh"]))
-    return [x], lhs, call("transpose", inner, axes=(0, 1, 3, 2))
+def maxpool_split(n):
+    """A window of a*b rows at stride a (a > 1, b > 1) = an (a,1)/(a,1) pool, then a (b,kw)/(1,sw) pool."""
+    if not _plain_pool(n):
+        return None
+    (kh, kw), (a, sw) = n.attrs["pool_size"], n.attrs["strides"]
+    if a < 2 or kh % a or kh // a < 2:
+        return None
+    first = call("nn.max_pool2d", n.args[0], pool_size=(a, 1), strides=(a, 1))
+    return call("nn.max_pool2d", first, pool_size=(kh // a, kw), strides=(1, sw))
 
 
-def _transpose_pair(p):
-    x = var("x", p["shape"])
-    q1, q2 = p["p1"], p["p2"]
-    both = tuple(q1[k] for k in q2)
-    return [x], call("transpose", call("transpose", x, axes=q1), axes=q2), call("transpose", x, axes=both)
+def maxpool_transpose(n):
+    """Pooling along W as pooling along H between transposes (only for windows wider than tall)."""
+    if not _plain_pool(n):
+        return None
+    (kh, kw), (sh, sw) = n.attrs["pool_size"], n.attrs["strides"]
+    if (kw, sw) <= (kh, sh):
+        return None
+    t = call("transpose", n.args[0], axes=(0, 1, 3, 2))
+    inner = call("nn.max_pool2d", t, pool_size=(kw, kh), strides=(sw, sh))
+    return call("transpose", inner, axes=(0, 1, 3, 2))
 
 
-def _reshape_pair(p):
-    x = var("x", p["shape"])
-    return [x], call("reshape", call("reshape", x, newshape=p["s1"]), newshape=p["s2"]), \
-        call("reshape", x, newshape=p["s2"])
+# ----------------------------------------------------------------------------- layout algebra
+def transpose_pair(n):
+    if not (_is(n, "transpose") and _is(n.args[0], "transpose")):
+        return None
+    inner = n.args[0]
+    p, q = inner.attrs["axes"], n.attrs["axes"]
+    if not p or not q:
+        return None
+    both = tuple(p[k] for k in q)
+    x = inner.args[0]
+    return x if both == tuple(range(len(both))) else call("transpose", x, axes=both)
 
 
+def reshape_pair(n):
+    if not (_is(n, "reshape") and _is(n.args[0], "reshape")):
+        return None
+    x = n.args[0].args[0]
+    return x if tuple(x.shape) == tuple(n.shape) else call("reshape", x, newshape=tuple(n.shape))
+
+
+# ----------------------------------------------------------------------------- instances for the checks
 def _dims(rng, n, lo=1, hi=5):
     return [int(v) for v in rng.integers(lo, hi + 1, n)]
+
+
+def _conv_lhs(p):
+    x, w = var("x", (1, p["C"], p["H"], p["W"])), var("w", (p["O"], p["C"], p["KH"], p["KW"]))
+    P = p["P"]
+    return [x, w], call("nn.conv2d", x, w, strides=(p["S"], p["S"]), padding=(P, P, P, P))
 
 
 def _rand_conv(rng):
     C, O, KH, KW = _dims(rng, 4, 1, 3)
     S, P = int(rng.integers(1, 3)), int(rng.integers(0, 2))
-    H, W = KH + int(rng.integers(0, 6)), KW + int(rng.integers(0, 6))
-    return dict(C=C, O=O, KH=KH, KW=KW, S=S, P=P, H=H, W=W)
+    return dict(C=C, O=O, KH=KH, KW=KW, S=S, P=P, H=KH + int(rng.integers(0, 6)), W=KW + int(rng.integers(0, 6)))
 
 
-def _rand_split(rng):
-    a, b, kw, sw = int(rng.integers(1, 4)), int(rng.integers(1, 4)), int(rng.integers(1, 3)), int(rng.integers(1, 3))
-    N, C = _dims(rng, 2, 1, 2)
-    return dict(a=a, b=b, kw=kw, sw=sw, N=N, C=C, H=a * b + int(rng.integers(0, 7)), W=kw + int(rng.integers(0, 4)))
+def _pool_lhs(p):
+    x = var("x", (p["N"], p["C"], p["H"], p["W"]))
+    return [x], call("nn.max_pool2d", x, pool_size=(p["kh"], p["kw"]), strides=(p["sh"], p["sw"]))
 
 
 def _rand_pool(rng):
-    kh, kw, sh, sw = _dims(rng, 4, 1, 3)
+    kh, kw, sh, sw = _dims(rng, 4, 1, 4)
     N, C = _dims(rng, 2, 1, 2)
-    return dict(kh=kh, kw=kw, sh=sh, sw=sw, N=N, C=C, H=kh + int(rng.integers(0, 5)), W=kw + int(rng.integers(0, 5)))
+    return dict(kh=kh, kw=kw, sh=sh, sw=sw, N=N, C=C, H=kh + int(rng.integers(0, 6)), W=kw + int(rng.integers(0, 6)))
 
 
-def _rand_perm_pair(rng):
-    shape = tuple(_dims(rng, 3, 1, 4))
-    return dict(shape=shape, p1=tuple(int(v) for v in rng.permutation(3)), p2=tuple(int(v) for v in rng.permutation(3)))
+def _rand_split(rng):
+    a, b = int(rng.integers(2, 4)), int(rng.integers(2, 4))
+    p = _rand_pool(rng)
+    p.update(kh=a * b, sh=a, H=a * b + int(rng.integers(0, 7)))
+    return p
+
+
+def _add_lhs(p):
+    x = var("x", (p["N"], p["C"]) + (p["H"],) * p["rank2"])
+    b = var("b", (p["C"],) + (1,) * p["rank2"])
+    return [x, b], call("add", x, b)
+
+
+def _transposes_lhs(p):
+    x = var("x", p["shape"])
+    return [x], call("transpose", call("transpose", x, axes=p["p1"]), axes=p["p2"])
+
+
+def _rand_perms(rng):
+    return dict(shape=tuple(_dims(rng, 3, 1, 4)), p1=tuple(int(v) for v in rng.permutation(3)),
+                p2=tuple(int(v) for v in rng.permutation(3)))
+
+
+def _reshapes_lhs(p):
+    x = var("x", p["shape"])
+    return [x], call("reshape", call("reshape", x, newshape=p["s1"]), newshape=p["s2"])
 
 
 def _rand_reshapes(rng):
@@ -104,30 +170,28 @@ def _rand_reshapes(rng):
     return dict(shape=(a, b, c), s1=(a * b, c), s2=(a, b * c))
 
 
-def _ok_split(p):
-    return p["H"] >= p["a"] * p["b"] and p["W"] >= p["kw"]
-
-
 RULES = (
     Rewrite("dense_zero_bias", "nn.dense(x, w) => nn.bias_add(nn.dense(x, w), zeros[M])  (paper §3: MobileNet-V2)",
-            _dense_zero_bias, lambda p: True, lambda rng: dict(zip("NKM", _dims(rng, 3))),
-            (dict(N=2, K=3, M=2),)),
-    Rewrite("add_bias", "add(x[N,C,H,W], b[C,1,1]) => nn.bias_add(x, reshape(b, [C]), axis=1)",
-            _add_bias, lambda p: True, lambda rng: dict(zip("NCHW", _dims(rng, 4))), (dict(N=1, C=2, H=2, W=2),)),
+            dense_zero_bias, lambda p: ([x := var("x", (p["N"], p["K"])), w := var("w", (p["M"], p["K"]))],
+                                        call("nn.dense", x, w)),
+            lambda rng: dict(zip("NKM", _dims(rng, 3))), (dict(N=2, K=3, M=2),)),
+    Rewrite("add_bias", "add(x[N,C,...], b[C,1,...]) => nn.bias_add(x, reshape(b, [C]), axis=1)",
+            add_bias, _add_lhs, lambda rng: dict(zip(("N", "C", "H"), _dims(rng, 3)), rank2=int(rng.integers(0, 3))),
+            (dict(N=1, C=2, H=2, rank2=2), dict(N=2, C=3, H=1, rank2=0))),
     Rewrite("conv2d_im2col", "nn.conv2d(x, w) => transpose(reshape(nn.dense(nn.im2col(x), reshape(w, [O, C*KH*KW])), "
             "[1, OH, OW, O]), (0, 3, 1, 2))  (groups 1, batch 1; Glenside's im2col)",
-            _conv_im2col, lambda p: conv_out(p)[0] > 0 and conv_out(p)[1] > 0, _rand_conv,
+            conv2d_im2col, _conv_lhs, _rand_conv,
             (dict(C=2, O=2, KH=2, KW=2, S=1, P=0, H=3, W=3), dict(C=1, O=2, KH=2, KW=1, S=2, P=1, H=3, W=2))),
     Rewrite("maxpool_split", "nn.max_pool2d(x, (a*b, kw), (a, sw)) => nn.max_pool2d(nn.max_pool2d(x, (a, 1), (a, 1)), "
             "(b, kw), (1, sw))  (Figure 7: large windows as stacked temporal pools)",
-            _pool_split, _ok_split, _rand_split,
-            (dict(a=2, b=2, kw=1, sw=1, N=1, C=1, H=6, W=2), dict(a=2, b=1, kw=2, sw=2, N=1, C=2, H=4, W=4))),
+            maxpool_split, _pool_lhs, _rand_split,
+            (dict(kh=4, kw=1, sh=2, sw=1, N=1, C=1, H=6, W=2), dict(kh=4, kw=2, sh=2, sw=2, N=1, C=2, H=5, W=4))),
     Rewrite("maxpool_transpose", "nn.max_pool2d(x, (kh, kw), (sh, sw)) => transpose(nn.max_pool2d(transpose(x, "
             "(0, 1, 3, 2)), (kw, kh), (sw, sh)), (0, 1, 3, 2))  (Figure 7: pooling along W as pooling along H)",
-            _pool_transpose, lambda p: p["H"] >= p["kh"] and p["W"] >= p["kw"], _rand_pool,
-            (dict(kh=2, kw=1, sh=2, sw=1, N=1, C=1, H=4, W=3),)),
-    Rewrite("transpose_pair", "transpose(transpose(x, p), q) => transpose(x, p∘q)", _transpose_pair,
-            lambda p: True, _rand_perm_pair, (dict(shape=(2, 3, 2), p1=(1, 2, 0), p2=(2, 0, 1)),)),
-    Rewrite("reshape_pair", "reshape(reshape(x, s1), s2) => reshape(x, s2)", _reshape_pair, lambda p: True,
-            _rand_reshapes, (dict(shape=(2, 3, 2), s1=(6, 2), s2=(2, 6)),)),
+            maxpool_transpose, _pool_lhs, _rand_pool, (dict(kh=1, kw=2, sh=1, sw=2, N=1, C=1, H=3, W=4),)),
+    Rewrite("transpose_pair", "transpose(transpose(x, p), q) => transpose(x, p∘q), or x when p∘q is the identity",
+            transpose_pair, _transposes_lhs, _rand_perms,
+            (dict(shape=(2, 3, 2), p1=(1, 2, 0), p2=(2, 0, 1)), dict(shape=(2, 3, 2), p1=(1, 0, 2), p2=(2, 0, 1)))),
+    Rewrite("reshape_pair", "reshape(reshape(x, s1), s2) => reshape(x, s2), or x when s2 is x's shape",
+            reshape_pair, _reshapes_lhs, _rand_reshapes, (dict(shape=(2, 3, 2), s1=(6, 2), s2=(2, 6)),)),
 )
