@@ -1,0 +1,95 @@
+"""``python -m compile MODEL``: offload a model onto accelerators, on verified rules only.
+
+MODEL is an application name (:mod:`compile.applications`, e.g. ``resnet20``), a
+``package.module:function`` PyTorch factory, or an ``.onnx`` file. Prints the static accelerator
+invocations per mapping and accelerator, the host operators left, and with ``--explain`` each
+offload with its certificate and the rewrites that produced it, and each refused offload with
+the command that would certify it. ``--json`` prints one object (``offloads``: mapping -> count).
+Exit 0, or 2 on a user error (one line).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from ila.errors import D2AError
+
+
+def _load(model: str, seed: int):
+    from compile.frontend import from_onnx, from_torch
+    if model.endswith(".onnx") or os.path.sep in model:
+        return from_onnx(model)
+    from compile.applications import load
+    module, ex = load(model, seed)
+    import torch
+    torch.set_num_threads(1)
+    return from_torch(module, ex)
+
+
+def main(argv=None) -> int:
+    from compile.compiler import MATCHING
+    from compile.gate import CERTIFY, REQUIRE
+    ap = argparse.ArgumentParser(prog="python -m compile", description=__doc__.splitlines()[0])
+    ap.add_argument("model")
+    ap.add_argument("--targets", default="flexasr,hlscnn,vta", help="comma-separated accelerators")
+    ap.add_argument("--matching", choices=MATCHING, default="flexible")
+    ap.add_argument("--certify", choices=CERTIFY, default="none",
+                    help="obtain missing certificates (mappings at their shapes, rewrites) and record them")
+    ap.add_argument("--require", choices=REQUIRE, default="any", help="'proved': formally proved offloads only")
+    ap.add_argument("--budget", type=float, default=60.0, help="solver seconds per on-demand proof (> 0)")
+    ap.add_argument("--max-iters", type=int, default=6, help="rewrite rounds (>= 0)")
+    ap.add_argument("--time-limit", type=float, default=5.0, help="seconds of rewriting (> 0)")
+    ap.add_argument("--explain", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    try:
+        if args.max_iters < 0 or not (0 < args.time_limit < float("inf")) or not (0 < args.budget < float("inf")):
+            raise D2AError(f"--max-iters must be >= 0, --time-limit and --budget finite numbers > 0 "
+                           f"(got {args.max_iters}, {args.time_limit}, {args.budget})")
+        from compile.compiler import compile_graph
+        t0 = time.perf_counter()
+        graph = _load(args.model, args.seed)
+        t_front = time.perf_counter() - t0
+        targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
+        res = compile_graph(graph, targets, matching=args.matching, require=args.require, certify=args.certify,
+                            budget=args.budget, max_iters=args.max_iters, time_limit=args.time_limit)
+    except D2AError as exc:
+        msg = " ".join(str(exc).split())
+        if args.json:
+            print(json.dumps({"error": msg}))
+        else:
+            print(f"error: {msg}", file=sys.stderr)
+        return 2
+    seconds = {"front-end": round(t_front, 3), **{k: round(v, 3) for k, v in res.seconds.items()}}
+    if args.json:
+        print(json.dumps({"model": args.model, "matching": args.matching, "ir_operators": len(graph),
+                          "offloads": res.counts(), "per_accelerator": res.per_accelerator(),
+                          "host_operators": res.host_ops, "refused": [d.describe() for d in res.refused],
+                          "rewrites_applied": res.rules_used, "rewrites_uncertified": res.rules_missing,
+                          "seconds": seconds}, indent=1))
+        return 0
+    print(f"{args.model}: {len(graph)} IR operators, {args.matching} matching onto {', '.join(targets)}")
+    for m, n in res.counts().items():
+        print(f"  {m:20} {n:4} invocations")
+    print(f"  host operators left: {res.host_ops}; per accelerator: {res.per_accelerator() or 'none'}")
+    if res.rules_missing:
+        print(f"  rewrites not used (no current certificate; python -m compile.rewrites): {', '.join(res.rules_missing)}")
+    if res.refused:
+        print(f"  {len(res.refused)} offload(s) refused by the gate" + ("" if args.explain else " (--explain)"))
+    if args.explain:
+        for o in res.offloads:
+            c = o.certificate
+            print(f"  offload {o.mapping} at {o.shape} (node {o.node.source or o.node.op}): {c['method']} "
+                  f"{c['result']} at {c['scope']}" + (f"; via {' -> '.join(o.chain)}" if o.chain else ""))
+        for d in res.refused:
+            print(f"  refused: {d.describe()}")
+    print(f"  seconds: {seconds}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,298 @@
+"""Matching and extraction: which IR nodes run on which accelerator, on what certificate.
+
+``compile_graph(graph, targets, matching=...)``:
+
+1. The IR terms are interned structurally (equal operator, attributes and operands: one term).
+2. ``matching='flexible'``: the certified compiler-IR rewrites (:mod:`compile.rewrites`, only
+   those with a current ``proved`` ledger certificate) are applied to every term, and to the terms
+   they create, for up to ``max_iters`` rounds, ``max_terms`` terms or ``time_limit`` seconds;
+   each application is an equality ``lhs = rhs``.
+3. IR→accelerator: every term where a target mapping's registered IR pattern matches
+   (:mod:`compile.patterns`) and the verified-only gate (:mod:`compile.gate`) allows the mapping
+   at the match's shape (:mod:`compile.offload`) is equal to an accelerator call.
+4. The terms and equalities go into an egglog e-graph (:mod:`compile.egraph`: congruence closure);
+   extraction picks, per e-class, the cheapest e-node by tree cost over egglog's serialized e-graph
+   (a host operator costs 100, an accelerator call 1, operands and leaves 0), which maximises the
+   number of operators offloaded, as the paper's cost does. ``matching='exact'`` skips step 2.
+
+The result lists each offload (mapping, shape, the certificate it rests on, the chain of rewrites
+that produced the matched term) and each refused match with the gate's reason.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+from compile.errors import CompileError
+from compile.ir.graph import Const, Graph, Node, Value, Var, topological
+
+MATCHING = ("exact", "flexible")
+
+
+@dataclass
+class Offload:
+    mapping: str
+    shape: str
+    node: Node
+    certificate: dict
+    chain: tuple = ()                 # rewrites that produced the matched term, first to last
+
+
+@dataclass
+class Compiled:
+    matching: str
+    offloads: list = field(default_factory=list)     # in the extracted program
+    refused: list = field(default_factory=list)      # gate decisions that were refusals
+    host_ops: int = 0
+    rules_used: dict = field(default_factory=dict)   # rewrite -> applications
+    rules_missing: list = field(default_factory=list)  # rewrites without a current certificate
+    terms: int = 0
+    egraph_size: int = 0
+    seconds: dict = field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for o in self.offloads:
+            out[o.mapping] = out.get(o.mapping, 0) + 1
+        return dict(sorted(out.items()))
+
+    def per_accelerator(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for m, n in self.counts().items():
+            out[m.split(".")[0]] = out.get(m.split(".")[0], 0) + n
+        return out
+
+
+class _Interner:
+    """Structural hash-consing of IR values; remembers how each new term was produced."""
+
+    def __init__(self):
+        self.by_key: dict = {}
+        self.terms: list[Value] = []              # topological: operands before users
+        self.origin: dict[int, tuple] = {}       # uid -> (rule, source uid)
+
+    @staticmethod
+    def _key(v: Value):
+        """The structural key of ``v`` whose operands are already canonical."""
+        if isinstance(v, Node):
+            return (v.op, repr(sorted(v.attrs.items())), tuple(v.shape), v.dtype, tuple(a.uid for a in v.args))
+        return ("leaf", v.uid)
+
+    def add(self, root: Value) -> tuple[Value, list[Value]]:
+        """The canonical value of ``root`` and the terms that are new (iterative)."""
+        new: list[Value] = []
+        canon: dict[int, Value] = {}
+        for v in topological([root], nodes_only=False):
+            w = v
+            if isinstance(v, Node):
+                args = tuple(canon[a.uid] for a in v.args)
+                if any(a is not b for a, b in zip(args, v.args)):
+                    w = Node(v.shape, v.dtype, v.source, op=v.op, args=args, attrs=v.attrs)
+            k = self._key(w)
+            if k not in self.by_key:
+                self.by_key[k] = w
+                self.terms.append(w)
+                new.append(w)
+            canon[v.uid] = self.by_key[k]
+        return canon[root.uid], new
+
+
+def _certified_rules(certify: str, budget: float, ledger_path, out: Compiled):
+    from compile.rewrites import registry
+    from verify import ledger
+    entries = ledger.current(ledger.load(ledger_path))
+    ok = {e["mapping"][len("rewrite."):] for e in entries if e["mapping"].startswith("rewrite.") and
+          e["result"] == "proved"}
+    rules = []
+    for name, rw in registry().items():
+        if name not in ok and certify != "none":
+            from compile.rewrites.certify import certify as run_cert, record
+            cert = run_cert(rw, timeout=budget)
+            record(cert, path=ledger_path)
+            if cert.result == "proved":
+                ok.add(name)
+        (rules if name in ok else out.rules_missing).append(rw if name in ok else name)
+    return rules
+
+
+def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matching: str = "exact",
+                  require: str = "any", certify: str = "none", budget: float = 60.0, ledger_path=None,
+                  max_iters: int = 6, max_terms: int = 50_000, time_limit: float = 5.0) -> Compiled:
+    """Offload ``graph`` onto ``targets`` (accelerator names). Raises CompileError for bad options."""
+    from compile import gate
+    from compile.offload import shape_of
+    from compile.patterns import mapping_patterns, match
+    from mappings.base import format_shape
+    if matching not in MATCHING:
+        raise CompileError(f"matching must be one of {MATCHING} (got {matching!r})")
+    known = {n.split(".")[0] for n in mapping_patterns()}
+    bad = [t for t in targets if t not in known]
+    if bad or not targets:
+        raise CompileError(f"unknown target accelerator(s) {bad or targets}; known: {', '.join(sorted(known))}")
+    out = Compiled(matching)
+    t0 = time.perf_counter()
+    it = _Interner()
+    roots = [it.add(o)[0] for o in graph.outputs]
+    unions: list[tuple[Value, object]] = []
+    if matching == "flexible":
+        rules = _certified_rules(certify, budget, ledger_path, out)
+        out.seconds["certify-rules"] = time.perf_counter() - t0
+        t0 = time.perf_counter()                   # the limits bound the rewriting itself
+        frontier = list(it.terms)
+        for _ in range(max_iters):
+            nxt = []
+            for v in frontier:
+                if not isinstance(v, Node):
+                    continue
+                for rw in rules:
+                    rhs = rw.apply(v)
+                    if rhs is None:
+                        continue
+                    canon, new = it.add(rhs)
+                    if canon is v:
+                        continue
+                    unions.append((v, canon))
+                    out.rules_used[rw.name] = out.rules_used.get(rw.name, 0) + 1
+                    for n in new:
+                        it.origin.setdefault(n.uid, (rw.name, v.uid))
+                    nxt.extend(new)
+                if len(it.terms) > max_terms or time.perf_counter() - t0 > time_limit:
+                    break
+            frontier = nxt
+            if not frontier or len(it.terms) > max_terms or time.perf_counter() - t0 > time_limit:
+                break
+    out.seconds["rewrite"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    pats = {n: p for n, p in mapping_patterns().items() if n.split(".")[0] in targets}
+    decisions: dict = {}
+    calls: dict[int, list] = {}
+    for v in list(it.terms):
+        if not isinstance(v, Node):
+            continue
+        for name, pat in pats.items():
+            env = match(pat, v)
+            if env is None:
+                continue
+            shape = shape_of(name, v, env)
+            if shape is None:
+                continue
+            key = (name, format_shape(shape))
+            if key not in decisions:
+                decisions[key] = gate.decide(name, shape, require=require, certify=certify, budget=budget,
+                                             path=ledger_path)
+                if not decisions[key].allowed:
+                    out.refused.append(decisions[key])
+            d = decisions[key]
+            if d.allowed:
+                operands = [env[k] for k in _vars(pat)]
+                calls.setdefault(v.uid, []).append((name, key[1], operands, d))
+    out.seconds["match"] = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    from compile.egraph import on_big_stack
+    chosen = on_big_stack(_extract, it, unions, calls, roots)
+    out.seconds["extract"] = time.perf_counter() - t2
+    out.terms = len(it.terms)
+    out.egraph_size, host, picked = chosen
+    out.host_ops = host
+    by_uid = {v.uid: v for v in it.terms}
+    for uid, k in picked:
+        name, shp, _, d = calls[uid][k]
+        out.offloads.append(Offload(name, shp, by_uid[uid], d.certificate, _chain(it, uid)))
+    return out
+
+
+def _chain(it: _Interner, uid: int) -> tuple:
+    chain = []
+    while uid in it.origin and len(chain) < 64:
+        rule, uid = it.origin[uid]
+        chain.append(rule)
+    return tuple(reversed(chain))
+
+
+def _vars(pat) -> list[str]:
+    """The pattern's ?variables in order of first appearance."""
+    out, stack = [], [pat]
+    while stack:
+        p = stack.pop(0)
+        if isinstance(p, str):
+            if p not in out:
+                out.append(p)
+        else:
+            stack[0:0] = list(p.args)
+    return out
+
+
+def _extract(it: _Interner, unions, calls, roots):
+    """Build the e-graph, close it, and extract from egglog's serialized e-graph: returns
+    (e-graph size, host operators in the extracted program, [(term uid, call index)])."""
+    from compile.egraph import Session, Term, terms
+    s = Session()
+    term_of: dict[int, object] = {}
+    for v in it.terms:                    # operands first (the interner's order is topological)
+        if isinstance(v, Node):
+            term_of[v.uid] = s.let(Term.op(f"op#{v.uid}", terms(*[term_of[a.uid] for a in v.args])))
+        else:
+            term_of[v.uid] = Term.leaf(v.uid)
+    for a, b in unions:
+        s.union(term_of[a.uid], term_of[b.uid])
+    for uid, options in calls.items():
+        for k, (_, _, operands, _) in enumerate(options):
+            s.union(term_of[uid], Term.call(f"call#{uid}#{k}", terms(*[term_of[o.uid] for o in operands])))
+    s.rebuild()
+    data = json.loads(s.eg._serialize().to_json())
+    size = s.size()
+    term_of.clear()                        # egglog objects must die on this thread
+    del s
+    import gc
+    gc.collect()
+    return (size,) + _choose(data, [term_of_key(r) for r in roots])
+
+
+def term_of_key(v: Value) -> str:
+    return f'"op#{v.uid}"' if isinstance(v, Node) else str(v.uid)
+
+
+def _choose(data: dict, root_keys: list[str]):
+    """Bottom-up tree-cost extraction over the serialized e-graph; walk the chosen DAG from the
+    roots (each e-class once): (host operators, [(term uid, call index)])."""
+    nodes = data["nodes"]
+    classes: dict[str, list[str]] = {}
+    for nid, n in nodes.items():
+        classes.setdefault(n["eclass"], []).append(nid)
+    cost = {c: float("inf") for c in classes}
+    best: dict[str, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for nid, n in nodes.items():
+            total = n["cost"] if n["op"].startswith(("Term.", "TermList.")) else 0.0
+            for ch in n["children"]:
+                total += cost[nodes[ch]["eclass"]]
+                if total == float("inf"):
+                    break
+            c = n["eclass"]
+            if total < cost[c]:
+                cost[c], best[c] = total, nid
+                changed = True
+    # the roots: the e-class of the Term.op / Term.leaf node whose key literal names the root
+    lit_class = {n["op"]: n["eclass"] for n in nodes.values() if not n["op"].startswith(("Term.", "TermList."))}
+    parent_of_lit = {}
+    for nid, n in nodes.items():
+        if n["op"] in ("Term.op", "Term.leaf") and n["children"]:
+            parent_of_lit[nodes[n["children"][0]]["eclass"]] = n["eclass"]
+    host, picked, seen = 0, [], set()
+    stack = [parent_of_lit[lit_class[k]] for k in root_keys if k in lit_class and lit_class[k] in parent_of_lit]
+    while stack:
+        c = stack.pop()
+        if c in seen or c not in best:
+            continue
+        seen.add(c)
+        n = nodes[best[c]]
+        if n["op"] == "Term.op":
+            host += 1
+        elif n["op"] == "Term.call":
+            key = nodes[n["children"][0]]["op"].strip('"').split("#")
+            picked.append((int(key[1]), int(key[2])))
+        stack.extend(nodes[ch]["eclass"] for ch in n["children"])
+    return host, picked

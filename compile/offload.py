@@ -1,0 +1,54 @@
+"""How the compiler instantiates a mapping at a match: the mapping's shape read off the matched
+node and its bound operands (the dimensions of ``python -m verify.mapping --list``).
+
+The patterns themselves come from the registry (:mod:`compile.patterns`); this table only says
+which operand dimension is which of the mapping's named dimensions. A mapping missing here is
+never offloaded (its matches are reported as refused).
+"""
+from __future__ import annotations
+
+import math
+
+from compile.ir.graph import Node
+
+
+def _prod(xs) -> int:
+    return int(math.prod(xs)) if xs else 1
+
+
+def _linear(node: Node, env: dict):
+    x, w = env["?x"], env["?w"]
+    return {"T": _prod(x.shape[:-1]), "I": x.shape[-1], "O": w.shape[0]}
+
+
+def _pool(node: Node, env: dict):
+    x = env["?x"]
+    return {"R": x.shape[2], "C": x.shape[3]} if len(x.shape) == 4 else None
+
+
+def _conv(node: Node, env: dict):
+    x, w = env["?x"], env["?w"]
+    if len(x.shape) != 4 or w.shape[2] != w.shape[3] or x.shape[0] != 1:
+        return None
+    return {"H": x.shape[2], "W": x.shape[3], "C": x.shape[1], "O": w.shape[0], "K": w.shape[2],
+            "S": node.attrs["strides"][0]}
+
+
+SHAPE_OF = {
+    "flexasr.linear": _linear,
+    "flexasr.maxpool": _pool,
+    "flexasr.meanpool": _pool,
+    "flexasr.attention": lambda n, e: {"T": e["?enc"].shape[0], "H": e["?enc"].shape[1]},
+    "flexasr.layernorm": lambda n, e: {"T": _prod(e["?x"].shape[:-1]), "H": e["?x"].shape[-1]},
+    "hlscnn.conv2d": _conv,
+    "hlscnn.conv2d_w8": _conv,
+    "vta.add": lambda n, e: {"n": _prod(n.shape)} if tuple(e["?a"].shape) == tuple(e["?b"].shape) else None,
+    "vta.relu": lambda n, e: {"n": _prod(n.shape)},
+    "vta.gemm": lambda n, e: {"N": _prod(e["?x"].shape[:-1]), "K": e["?x"].shape[-1], "M": e["?w"].shape[0]},
+}
+
+
+def shape_of(mapping: str, node: Node, env: dict) -> dict | None:
+    """The mapping's shape at this match, or None when the match cannot be instantiated."""
+    fn = SHAPE_OF.get(mapping)
+    return None if fn is None else fn(node, env)

@@ -1,0 +1,89 @@
+"""Matching and extraction over egglog, behind the verified-only gate: exact vs flexible matching,
+offloads only on certificates, stale certificates remove offloads, deep graphs, the CLI."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from compile.compiler import compile_graph
+from compile.errors import CompileError
+from compile.ir.graph import Graph, call, const, var
+
+
+def _net():
+    x = var("x", (4, 16))
+    y = call("nn.bias_add", call("nn.dense", x, const(np.zeros((64, 16), np.float32))),
+             const(np.zeros(64, np.float32)))
+    return Graph([x], [call("nn.dense", call("nn.relu", y), const(np.ones((64, 64), np.float32)))])
+
+
+@pytest.fixture(scope="module")
+def ledger(tmp_path_factory):
+    """A ledger with the sim certificates and rewrite certificates this test needs."""
+    path = tmp_path_factory.mktemp("ledger") / "l.json"
+    compile_graph(_net(), ("flexasr", "vta"), matching="flexible", certify="sim", ledger_path=path)
+    return path
+
+
+def test_empty_ledger_offloads_nothing(tmp_path):
+    res = compile_graph(_net(), ("flexasr", "vta"), matching="flexible", ledger_path=tmp_path / "none.json")
+    assert res.counts() == {} and res.host_ops == 4
+    assert set(res.rules_missing) >= {"dense_zero_bias"}
+    assert any("certify with: python -m verify.mapping flexasr.linear" in d.describe() for d in res.refused)
+
+
+def test_flexible_matching_finds_the_bare_dense(ledger):
+    exact = compile_graph(_net(), ("flexasr", "vta"), matching="exact", ledger_path=ledger)
+    flex = compile_graph(_net(), ("flexasr", "vta"), matching="flexible", ledger_path=ledger)
+    assert exact.counts() == {"flexasr.linear": 1, "vta.relu": 1} and exact.host_ops == 1
+    assert flex.counts() == {"flexasr.linear": 2, "vta.relu": 1} and flex.host_ops == 0
+    via = [o.chain for o in flex.offloads if o.mapping == "flexasr.linear"]
+    assert ("dense_zero_bias",) in via and all(o.certificate["result"] in ("proved", "passed") for o in flex.offloads)
+
+
+def test_a_stale_certificate_removes_exactly_its_offloads(ledger, tmp_path):
+    entries = json.loads(ledger.read_text())
+    for e in entries:
+        if e["mapping"] == "vta.relu":
+            e["digest"] = "0" * 16
+    stale = tmp_path / "stale.json"
+    stale.write_text(json.dumps(entries))
+    res = compile_graph(_net(), ("flexasr", "vta"), matching="flexible", ledger_path=stale)
+    assert res.counts() == {"flexasr.linear": 2}
+
+
+def test_require_proved_keeps_only_proofs(ledger):
+    res = compile_graph(_net(), ("flexasr", "vta"), matching="flexible", require="proved", ledger_path=ledger)
+    assert res.counts() == {}
+
+
+def test_targets_and_options_are_checked():
+    with pytest.raises(CompileError, match="unknown target"):
+        compile_graph(_net(), ("tpu",))
+    with pytest.raises(CompileError, match="matching must be"):
+        compile_graph(_net(), ("vta",), matching="fuzzy")
+
+
+def test_deep_graph_compiles(ledger):
+    x = var("x", (4, 16))
+    v = x
+    for _ in range(1500):
+        v = call("nn.relu", v)
+    res = compile_graph(Graph([x], [v]), ("vta",), matching="exact", ledger_path=ledger, certify="none")
+    assert res.host_ops + sum(res.counts().values()) == 1500
+
+
+def test_cli(ledger):
+    env = {**os.environ, "D2A_LEDGER": str(ledger)}
+    r = subprocess.run([sys.executable, "-m", "compile", "benchmarks.models:resnet20", "--json", "--targets", "vta"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["ir_operators"] == 57 and isinstance(out["offloads"], dict)
+    for argv, says in ((["resnet21"], "did you mean resnet20"), (["resnet20", "--targets", "tpu"], "unknown target"),
+                       (["resnet20", "--time-limit", "0"], "--time-limit")):
+        r = subprocess.run([sys.executable, "-m", "compile", *argv], capture_output=True, text=True, env=env)
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
