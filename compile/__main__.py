@@ -68,14 +68,15 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps({"model": args.model, "matching": args.matching, "ir_operators": len(graph),
                           "offloads": res.counts(), "per_accelerator": res.per_accelerator(),
-                          "host_operators": res.host_ops, "refused": [d.describe() for d in res.refused],
+                          "host_operators": res.host_ops, "host_data_movement": res.host_moves, "refused": [d.describe() for d in res.refused],
                           "rewrites_applied": res.rules_used, "rewrites_uncertified": res.rules_missing,
                           "seconds": seconds}, indent=1))
         return 0
     print(f"{args.model}: {len(graph)} IR operators, {args.matching} matching onto {', '.join(targets)}")
     for m, n in res.counts().items():
         print(f"  {m:20} {n:4} invocations")
-    print(f"  host operators left: {res.host_ops}; per accelerator: {res.per_accelerator() or 'none'}")
+    print(f"  host compute operators left: {res.host_ops}, data-movement operators: {res.host_moves}; "
+          f"per accelerator: {res.per_accelerator() or 'none'}")
     if res.rules_missing:
         print(f"  rewrites not used (no current certificate; python -m compile.rewrites): {', '.join(res.rules_missing)}")
     if res.refused:

@@ -44,7 +44,8 @@ class Compiled:
     matching: str
     offloads: list = field(default_factory=list)     # in the extracted program
     refused: list = field(default_factory=list)      # gate decisions that were refusals
-    host_ops: int = 0
+    host_ops: int = 0                                # host compute operators left
+    host_moves: int = 0                              # host data-movement operators (layout, im2col)
     rules_used: dict = field(default_factory=dict)   # rewrite -> applications
     rules_missing: list = field(default_factory=list)  # rewrites without a current certificate
     terms: int = 0
@@ -193,8 +194,8 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
     chosen = on_big_stack(_extract, it, unions, calls, roots)
     out.seconds["extract"] = time.perf_counter() - t2
     out.terms = len(it.terms)
-    out.egraph_size, host, picked = chosen
-    out.host_ops = host
+    out.egraph_size, host, moves, picked = chosen
+    out.host_ops, out.host_moves = host, moves
     by_uid = {v.uid: v for v in it.terms}
     for uid, k in picked:
         name, shp, _, d = calls[uid][k]
@@ -225,13 +226,16 @@ def _vars(pat) -> list[str]:
 
 def _extract(it: _Interner, unions, calls, roots):
     """Build the e-graph, close it, and extract from egglog's serialized e-graph: returns
-    (e-graph size, host operators in the extracted program, [(term uid, call index)])."""
+    (e-graph size, host compute and data-movement operators in the extracted program,
+    [(term uid, call index)])."""
     from compile.egraph import Session, Term, terms
     s = Session()
     term_of: dict[int, object] = {}
+    from compile.rewrites.lower import DATA_MOVEMENT
     for v in it.terms:                    # operands first (the interner's order is topological)
         if isinstance(v, Node):
-            term_of[v.uid] = s.let(Term.op(f"op#{v.uid}", terms(*[term_of[a.uid] for a in v.args])))
+            make = Term.move if v.op in DATA_MOVEMENT else Term.op
+            term_of[v.uid] = s.let(make(f"op#{v.uid}", terms(*[term_of[a.uid] for a in v.args])))
         else:
             term_of[v.uid] = Term.leaf(v.uid)
     for a, b in unions:
@@ -255,7 +259,7 @@ def term_of_key(v: Value) -> str:
 
 def _choose(data: dict, root_keys: list[str]):
     """Bottom-up tree-cost extraction over the serialized e-graph; walk the chosen DAG from the
-    roots (each e-class once): (host operators, [(term uid, call index)])."""
+    roots (each e-class once): (host compute ops, host data-movement ops, [(term uid, call index)])."""
     nodes = data["nodes"]
     classes: dict[str, list[str]] = {}
     for nid, n in nodes.items():
@@ -279,9 +283,9 @@ def _choose(data: dict, root_keys: list[str]):
     lit_class = {n["op"]: n["eclass"] for n in nodes.values() if not n["op"].startswith(("Term.", "TermList."))}
     parent_of_lit = {}
     for nid, n in nodes.items():
-        if n["op"] in ("Term.op", "Term.leaf") and n["children"]:
+        if n["op"] in ("Term.op", "Term.move", "Term.leaf") and n["children"]:
             parent_of_lit[nodes[n["children"][0]]["eclass"]] = n["eclass"]
-    host, picked, seen = 0, [], set()
+    host, moves, picked, seen = 0, 0, [], set()
     stack = [parent_of_lit[lit_class[k]] for k in root_keys if k in lit_class and lit_class[k] in parent_of_lit]
     while stack:
         c = stack.pop()
@@ -291,8 +295,10 @@ def _choose(data: dict, root_keys: list[str]):
         n = nodes[best[c]]
         if n["op"] == "Term.op":
             host += 1
+        elif n["op"] == "Term.move":
+            moves += 1
         elif n["op"] == "Term.call":
             key = nodes[n["children"][0]]["op"].strip('"').split("#")
             picked.append((int(key[1]), int(key[2])))
         stack.extend(nodes[ch]["eclass"] for ch in n["children"])
-    return host, picked
+    return host, moves, picked

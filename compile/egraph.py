@@ -1,12 +1,14 @@
 """The one adapter over egglog (``egglog==13.2.0``): IR terms in an e-graph, unions, extraction.
 
 Terms: ``Term.leaf(uid)`` (a graph input or constant), ``Term.op(key, args)`` (a host operator:
-``key`` names the operator with its attributes, output shape and dtype), ``Term.call(key, args)``
+``key`` names the operator with its attributes, output shape and dtype), ``Term.move(key, args)``
+(a host data-movement operator: transpose, reshape, padding, im2col, ...), ``Term.call(key, args)``
 (an accelerator call: ``key`` names the mapping and the node it replaces); operand lists are
 ``TermList`` cons lists. Static constructor costs drive egglog's built-in extractor (no Python
-cost callback, which is quadratic): a host operator costs :data:`HOST`, an accelerator call
-:data:`CALL`, a leaf 0, so the tree cost of a program is dominated by its host operators and
-extraction maximises offloads (the paper's cost: accelerator calls are free, host compute is not).
+cost callback, which is quadratic): a host compute operator costs :data:`HOST`, a data-movement
+operator :data:`MOVE`, an accelerator call :data:`CALL`, a leaf 0, so the tree cost of a program is
+dominated by its host compute and extraction maximises offloads (the paper's cost: accelerator
+calls are free, layout operators cheap, host compute expensive).
 
 egglog objects may only be used on the thread that created them, and deep terms need a deep
 stack: :func:`on_big_stack` runs a whole session on a worker thread with a 512 MiB stack and a
@@ -22,6 +24,7 @@ from typing import Callable
 from egglog import EGraph, Expr, StringLike, get_callable_args, get_callable_fn, i64Like, method, union
 
 HOST = 100
+MOVE = 2
 CALL = 1
 
 
@@ -33,6 +36,10 @@ class Term(Expr):
     @method(cost=HOST)
     @classmethod
     def op(cls, key: StringLike, args: TermList) -> Term: ...
+
+    @method(cost=MOVE)
+    @classmethod
+    def move(cls, key: StringLike, args: TermList) -> Term: ...
 
     @method(cost=CALL)
     @classmethod

@@ -28,10 +28,14 @@ def _pool(node: Node, env: dict):
 
 def _conv(node: Node, env: dict):
     x, w = env["?x"], env["?w"]
-    if len(x.shape) != 4 or w.shape[2] != w.shape[3] or x.shape[0] != 1:
+    if node.attrs.get("data_layout") == "NHWC":          # x[1, H, W, C], w[O, K, K, C]
+        x = (x.shape[0], x.shape[3], x.shape[1], x.shape[2])
+        w = (w.shape[0], w.shape[3], w.shape[1], w.shape[2])
+    else:
+        x, w = x.shape, w.shape
+    if len(x) != 4 or w[2] != w[3] or x[0] != 1:
         return None
-    return {"H": x.shape[2], "W": x.shape[3], "C": x.shape[1], "O": w.shape[0], "K": w.shape[2],
-            "S": node.attrs["strides"][0]}
+    return {"H": x[2], "W": x[3], "C": x[1], "O": w[0], "K": w[2], "S": node.attrs["strides"][0]}
 
 
 SHAPE_OF = {

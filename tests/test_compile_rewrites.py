@@ -57,6 +57,10 @@ CASES = [
                                                           axes=(2, 3)), newshape=(2,)), axis=1),
     lambda x: call("nn.conv2d", x, call("concatenate", x, x, axis=0), padding=(1, 1, 1, 1)),
     lambda x: call("nn.dense", call("reshape", x, newshape=(6, 4)), call("reshape", x, newshape=(6, 4))),
+    lambda x: call("nn.conv2d", call("transpose", x, axes=(0, 2, 3, 1)),
+                   call("strided_slice", call("transpose", call("concatenate", x, x, axis=0), axes=(0, 2, 3, 1)),
+                        begin=(0, 0), end=(2, 2), axes=(1, 2)),
+                   padding=(1, 0, 1, 1), data_layout="NHWC", kernel_layout="OHWI"),
 ]
 
 

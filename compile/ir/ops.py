@@ -171,9 +171,18 @@ def _pads(p):
     return (p * 4)[:4] if len(p) == 1 else (p + p if len(p) == 2 else p)   # (top, left, bottom, right)
 
 
+_LAYOUTS = {("NCHW", "OIHW"), ("NHWC", "OHWI")}
+
+
 def _conv_shape(shapes, attrs):
     x, w = shapes
-    _need(len(x) == 4 and len(w) == 4, "nn.conv2d needs NCHW data and OIHW weights")
+    dl, kl = attrs.get("data_layout", "NCHW"), attrs.get("kernel_layout", "OIHW")
+    _need((dl, kl) in _LAYOUTS, f"layouts {dl}/{kl} (supported: NCHW/OIHW, NHWC/OHWI)")
+    _need(len(x) == 4 and len(w) == 4, f"nn.conv2d needs 4-D {dl} data and {kl} weights")
+    if dl == "NHWC":                       # compute the shape in NCHW/OIHW, answer in NHWC
+        n, c, oh, ow = _conv_shape([(x[0], x[3], x[1], x[2]), (w[0], w[3], w[1], w[2])],
+                                   {**attrs, "data_layout": "NCHW", "kernel_layout": "OIHW"})
+        return (n, oh, ow, c)
     g = attrs["groups"]
     _need(x[1] == w[1] * g and w[0] % g == 0, f"{x[1]} input channels do not match weight {w} with groups={g}")
     (sh, sw), (dh, dw) = attrs["strides"], attrs["dilation"]
@@ -192,8 +201,13 @@ def _windows(x, kh, kw, sh, sw, dh, dw, oh, ow):
         x, (n, c, oh, ow, kh, kw), (s[0], s[1], s[2] * sh, s[3] * sw, s[2] * dh, s[3] * dw), writeable=False)
 
 
-@_op("nn.conv2d", 2, {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1}, _conv_shape)
-def _conv2d(x, w, strides, padding, dilation, groups):
+@_op("nn.conv2d", 2, {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1,
+                     "data_layout": "NCHW", "kernel_layout": "OIHW"}, _conv_shape)
+def _conv2d(x, w, strides, padding, dilation, groups, data_layout="NCHW", kernel_layout="OIHW"):
+    """Relay's nn.conv2d in NCHW/OIHW, or NHWC/OHWI (the same arithmetic on transposed views)."""
+    if data_layout == "NHWC":
+        out = _conv2d(x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2), strides, padding, dilation, groups)
+        return np.ascontiguousarray(out.transpose(0, 2, 3, 1))
     t, l, b, r = _pads(padding)
     xp = np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)))
     o, cg, kh, kw = w.shape

@@ -166,11 +166,19 @@ def _node(f: Fragment, node: Node) -> None:
         _need(x.shape[0] == 1 and a["groups"] == 1 and sh == sw and tuple(a["dilation"]) == (1, 1), node,
               "batch > 1, groups, dilation or unequal strides")
         t, l, b, r = ops._pads(a["padding"])
+        from compile.ir.graph import call
+        nhwc = a["data_layout"] == "NHWC"
         if (t, l, b, r) != (0, 0, 0, 0):          # zero padding first, as data movement
-            from compile.ir.graph import call
-            padded = call("nn.pad", x, pad_width=((0, 0), (0, 0), (t, b), (l, r)))
+            pw = ((0, 0), (t, b), (l, r), (0, 0)) if nhwc else ((0, 0), (0, 0), (t, b), (l, r))
+            padded = call("nn.pad", x, pad_width=pw)
             _copy(f, _moved(f, padded), f.alloc(padded))
             x = padded
+        if nhwc:                                   # the ILA's NHWC convolution takes HWIO weights
+            hwio = call("transpose", w, axes=(1, 2, 3, 0))
+            _copy(f, _moved(f, hwio), f.alloc(hwio))
+            _cmd(f, "nn.conv2d_nhwc", f.base[x.uid], f.base[hwio.uid], f.alloc(node), x.shape[3], x.shape[1],
+                 x.shape[2], w.shape[0], (sh << 24) | (w.shape[1] << 8) | w.shape[2])
+            return
         _cmd(f, "nn.conv2d_nchw", f.base[x.uid], f.base[w.uid], f.alloc(node), x.shape[1], x.shape[2], x.shape[3],
              w.shape[0], (sh << 24) | (w.shape[2] << 8) | w.shape[3])
         return

@@ -46,7 +46,7 @@ def conv2d_im2col(n, kernel_axes=(0, 1, 2, 3)):
         return None
     x, w = n.args
     a = n.attrs
-    if x.shape[0] != 1 or a["groups"] != 1 or tuple(a["dilation"]) != (1, 1):
+    if x.shape[0] != 1 or a["groups"] != 1 or tuple(a["dilation"]) != (1, 1) or a["data_layout"] != "NCHW":
         return None
     O, C, KH, KW = w.shape
     _, _, oh, ow = n.shape
@@ -54,6 +54,28 @@ def conv2d_im2col(n, kernel_axes=(0, 1, 2, 3)):
     wk = w if kernel_axes == (0, 1, 2, 3) else call("transpose", w, axes=kernel_axes)
     mat = call("nn.dense", cols, call("reshape", wk, newshape=(O, C * KH * KW)))
     return call("transpose", call("reshape", mat, newshape=(1, oh, ow, O)), axes=(0, 3, 1, 2))
+
+
+def conv2d_explicit_pad(n):
+    """A padded convolution as zero padding (nn.pad) followed by an unpadded one."""
+    if not _is(n, "nn.conv2d") or n.attrs["data_layout"] != "NCHW":
+        return None
+    t, l, b, r = ops._pads(n.attrs["padding"])
+    if (t, l, b, r) == (0, 0, 0, 0):
+        return None
+    x, w = n.args
+    xp = call("nn.pad", x, pad_width=((0, 0), (0, 0), (t, b), (l, r)))
+    return call("nn.conv2d", xp, w, **{**n.attrs, "padding": (0, 0, 0, 0)})
+
+
+def conv2d_nhwc(n):
+    """An NCHW/OIHW convolution as an NHWC/OHWI one between transposes (HLSCNN's layout)."""
+    if not _is(n, "nn.conv2d") or n.attrs["data_layout"] != "NCHW" or n.attrs["groups"] != 1:
+        return None
+    x, w = n.args
+    attrs = {**n.attrs, "data_layout": "NHWC", "kernel_layout": "OHWI"}
+    y = call("nn.conv2d", call("transpose", x, axes=(0, 2, 3, 1)), call("transpose", w, axes=(0, 2, 3, 1)), **attrs)
+    return call("transpose", y, axes=(0, 3, 1, 2))
 
 
 # ----------------------------------------------------------------------------- pooling (Figure 7)
@@ -181,6 +203,12 @@ RULES = (
     Rewrite("conv2d_im2col", "nn.conv2d(x, w) => transpose(reshape(nn.dense(nn.im2col(x), reshape(w, [O, C*KH*KW])), "
             "[1, OH, OW, O]), (0, 3, 1, 2))  (groups 1, batch 1; Glenside's im2col)",
             conv2d_im2col, _conv_lhs, _rand_conv,
+            (dict(C=2, O=2, KH=2, KW=2, S=1, P=0, H=3, W=3), dict(C=1, O=2, KH=2, KW=1, S=2, P=1, H=3, W=2))),
+    Rewrite("conv2d_explicit_pad", "nn.conv2d(x, w, padding p) => nn.conv2d(nn.pad(x, p), w, padding 0)",
+            conv2d_explicit_pad, _conv_lhs, _rand_conv, (dict(C=2, O=1, KH=2, KW=2, S=1, P=1, H=2, W=3),)),
+    Rewrite("conv2d_nhwc", "nn.conv2d(x, w) [NCHW/OIHW] => transpose(nn.conv2d(transpose(x, (0, 2, 3, 1)), "
+            "transpose(w, (0, 2, 3, 1)), NHWC/OHWI), (0, 3, 1, 2))  (HLSCNN's layout)",
+            conv2d_nhwc, _conv_lhs, _rand_conv,
             (dict(C=2, O=2, KH=2, KW=2, S=1, P=0, H=3, W=3), dict(C=1, O=2, KH=2, KW=1, S=2, P=1, H=3, W=2))),
     Rewrite("maxpool_split", "nn.max_pool2d(x, (a*b, kw), (a, sw)) => nn.max_pool2d(nn.max_pool2d(x, (a, 1), (a, 1)), "
             "(b, kw), (1, sw))  (Figure 7: large windows as stacked temporal pools)",
