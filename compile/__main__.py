@@ -58,12 +58,8 @@ def main(argv=None) -> int:
         res = compile_graph(graph, targets, matching=args.matching, require=args.require, certify=args.certify,
                             budget=args.budget, max_iters=args.max_iters, time_limit=args.time_limit)
     except D2AError as exc:
-        msg = " ".join(str(exc).split())
-        if args.json:
-            print(json.dumps({"error": msg}))
-        else:
-            print(f"error: {msg}", file=sys.stderr)
-        return 2
+        from compile.errors import report
+        return report(exc, args.json)
     seconds = {"front-end": round(t_front, 3), **{k: round(v, 3) for k, v in res.seconds.items()}}
     if args.json:
         print(json.dumps({"model": args.model, "matching": args.matching, "ir_operators": len(graph),

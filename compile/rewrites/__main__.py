@@ -52,9 +52,8 @@ def main(argv=None) -> int:
             if not args.json:
                 print(cert.summary(), flush=True)
     except D2AError as exc:
-        msg = " ".join(str(exc).split())
-        print(json.dumps({"error": msg}) if args.json else f"error: {msg}", file=sys.stdout if args.json else sys.stderr)
-        return 2
+        from compile.errors import report
+        return report(exc, args.json)
     if args.json:
         print(json.dumps(out, indent=1))
     return 0 if ok else 1
