@@ -51,6 +51,8 @@ class Compiled:
     terms: int = 0
     egraph_size: int = 0
     seconds: dict = field(default_factory=dict)
+    program: object = None                           # compile.program.Program (the extracted program)
+    graph: object = None                             # the source IR graph (its inputs name the program's)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -187,19 +189,21 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
             d = decisions[key]
             if d.allowed:
                 operands = [env[k] for k in _vars(pat)]
-                calls.setdefault(v.uid, []).append((name, key[1], operands, d))
+                calls.setdefault(v.uid, []).append((name, key[1], operands, d, shape))
     out.seconds["match"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     from compile.egraph import on_big_stack
     chosen = on_big_stack(_extract, it, unions, calls, roots)
     out.seconds["extract"] = time.perf_counter() - t2
     out.terms = len(it.terms)
-    out.egraph_size, host, moves, picked = chosen
+    out.egraph_size, host, moves, picked, (plan, uid_class, root_classes) = chosen
     out.host_ops, out.host_moves = host, moves
     by_uid = {v.uid: v for v in it.terms}
     for uid, k in picked:
-        name, shp, _, d = calls[uid][k]
+        name, shp, _, d, _ = calls[uid][k]
         out.offloads.append(Offload(name, shp, by_uid[uid], d.certificate, _chain(it, uid)))
+    out.program = _program(it, calls, plan, uid_class, root_classes)
+    out.graph = graph
     return out
 
 
@@ -241,7 +245,7 @@ def _extract(it: _Interner, unions, calls, roots):
     for a, b in unions:
         s.union(term_of[a.uid], term_of[b.uid])
     for uid, options in calls.items():
-        for k, (_, _, operands, _) in enumerate(options):
+        for k, (_, _, operands, _, _) in enumerate(options):
             s.union(term_of[uid], Term.call(f"call#{uid}#{k}", terms(*[term_of[o.uid] for o in operands])))
     s.rebuild()
     data = json.loads(s.eg._serialize().to_json())
@@ -251,6 +255,22 @@ def _extract(it: _Interner, unions, calls, roots):
     import gc
     gc.collect()
     return (size,) + _choose(data, [term_of_key(r) for r in roots])
+
+
+def _program(it: _Interner, calls: dict, plan, uid_class, roots):
+    """The extracted program (:mod:`compile.program`) from the chosen e-node of each e-class."""
+    from compile.program import build
+    by_uid = {v.uid: v for v in it.terms}
+    choice = {}
+    for c, p in plan.items():
+        if p[0] == "call":
+            name, _, operands, d, shape = calls[p[1]][p[2]]
+            choice[c] = ("call", (name, shape, d.certificate, _chain(it, p[1]), by_uid[p[1]], operands),
+                         [uid_class[o.uid] for o in operands])
+        else:
+            v = by_uid[p[1]]
+            choice[c] = ("term", v, [uid_class[a.uid] for a in v.args] if isinstance(v, Node) else [])
+    return build(choice, roots)
 
 
 def term_of_key(v: Value) -> str:
@@ -287,18 +307,31 @@ def _choose(data: dict, root_keys: list[str]):
             parent_of_lit[nodes[n["children"][0]]["eclass"]] = n["eclass"]
     host, moves, picked, seen = 0, 0, [], set()
     stack = [parent_of_lit[lit_class[k]] for k in root_keys if k in lit_class and lit_class[k] in parent_of_lit]
+    roots = list(stack)
+    plan: dict[str, tuple] = {}                 # e-class -> ("term", uid) | ("call", uid, k)
     while stack:
         c = stack.pop()
         if c in seen or c not in best:
             continue
         seen.add(c)
         n = nodes[best[c]]
+        lit = nodes[n["children"][0]]["op"].strip('"') if n["children"] else ""
         if n["op"] == "Term.op":
             host += 1
         elif n["op"] == "Term.move":
             moves += 1
-        elif n["op"] == "Term.call":
-            key = nodes[n["children"][0]]["op"].strip('"').split("#")
+        if n["op"] == "Term.call":
+            key = lit.split("#")
             picked.append((int(key[1]), int(key[2])))
+            plan[c] = ("call", int(key[1]), int(key[2]))
+        elif n["op"] in ("Term.op", "Term.move"):
+            plan[c] = ("term", int(lit.split("#")[1]))
+        elif n["op"] == "Term.leaf":
+            plan[c] = ("term", int(lit))
         stack.extend(nodes[ch]["eclass"] for ch in n["children"])
-    return host, moves, picked
+    uid_class = {}
+    for lit, c in lit_class.items():
+        if c in parent_of_lit:
+            key = lit.strip('"')
+            uid_class[int(key.split("#")[1]) if key.startswith("op#") else int(key)] = parent_of_lit[c]
+    return host, moves, picked, (plan, uid_class, roots)

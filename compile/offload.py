@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from compile.ir.graph import Node
 
 
@@ -22,8 +24,12 @@ def _linear(node: Node, env: dict):
 
 
 def _pool(node: Node, env: dict):
+    """The unit pools one [R, C] matrix: an NCHW tensor with one image and one channel."""
     x = env["?x"]
-    return {"R": x.shape[2], "C": x.shape[3]} if len(x.shape) == 4 else None
+    if len(x.shape) != 4 or x.shape[0] * x.shape[1] != 1 or node.attrs.get("padding", (0,) * 4) != (0,) * 4 \
+            or node.attrs.get("ceil_mode"):
+        return None
+    return {"R": x.shape[2], "C": x.shape[3]}
 
 
 def _conv(node: Node, env: dict):
@@ -56,3 +62,34 @@ def shape_of(mapping: str, node: Node, env: dict) -> dict | None:
     """The mapping's shape at this match, or None when the match cannot be instantiated."""
     fn = SHAPE_OF.get(mapping)
     return None if fn is None else fn(node, env)
+
+
+# ----------------------------------------------------------------------------- operands <-> mapping inputs
+def _flat(*names):
+    return lambda shape, ops: {n: np.asarray(a).reshape(-1) for n, a in zip(names, ops)}
+
+
+def _linear_in(shape, ops):
+    x, w, b = ops
+    return {"x": np.asarray(x).reshape(shape["T"], shape["I"]), "w": w, "b": b}
+
+
+INPUTS_OF = {
+    "flexasr.linear": _linear_in,
+    "flexasr.maxpool": lambda s, ops: {"x": np.asarray(ops[0]).reshape(s["R"], s["C"])},
+    "flexasr.meanpool": lambda s, ops: {"x": np.asarray(ops[0]).reshape(s["R"], s["C"])},
+    "flexasr.attention": lambda s, ops: {"dec": np.asarray(ops[0]).reshape(s["H"]), "enc": ops[1]},
+    "flexasr.layernorm": lambda s, ops: {"x": np.asarray(ops[0]).reshape(s["T"], s["H"]), "gamma": ops[1],
+                                         "beta": ops[2]},
+    "hlscnn.conv2d": lambda s, ops: {"x": ops[0], "w": ops[1]},
+    "hlscnn.conv2d_w8": lambda s, ops: {"x": ops[0], "w": ops[1]},
+    "vta.add": _flat("a", "b"),
+    "vta.relu": _flat("a"),
+    "vta.gemm": lambda s, ops: {"x": np.asarray(ops[0]).reshape(s["N"], s["K"]), "w": ops[1]},
+}
+
+
+def mapping_inputs(mapping: str, shape: dict, operands: list) -> dict:
+    """The named inputs of ``mapping``'s runner from the operand values bound to its pattern's
+    ?variables (in order of first appearance), reshaped to the mapping's layout."""
+    return INPUTS_OF[mapping](shape, operands)

@@ -36,6 +36,7 @@ class Pattern:
     op: str
     args: tuple            # Pattern or str ("?x")
     attrs: tuple           # (name, tuple of values)
+    dtype: str | None = None   # the root's dtype (the mapping's ir_dtype); None: any
 
 
 def _tokens(text: str) -> list[str]:
@@ -130,6 +131,8 @@ def _attr_ok(node: Node, name: str, want: tuple, env: dict) -> bool:
 def match(pattern: Pattern, value: Value, env: dict | None = None) -> dict | None:
     """Bindings (``?name`` -> Value, attribute variables) if ``pattern`` matches at ``value``."""
     env = {} if env is None else env
+    if pattern.dtype is not None and value.dtype != pattern.dtype:
+        return None
     stack = [(pattern, value)]
     while stack:
         p, v = stack.pop()
@@ -158,7 +161,8 @@ def matches(graph: Graph, pattern: Pattern) -> list[tuple[Node, dict]]:
 def mapping_patterns(names=None) -> dict[str, Pattern]:
     """The parsed IR patterns of the registered mappings (all, or ``names``)."""
     from mappings.registry import get, names as all_names
-    return {n: parse(get(n).ir_pattern) for n in (names or all_names())}
+    import dataclasses
+    return {n: dataclasses.replace(parse(get(n).ir_pattern), dtype=get(n).ir_dtype) for n in (names or all_names())}
 
 
 def exact_counts(graph: Graph, targets=None) -> dict[str, int]:

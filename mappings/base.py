@@ -9,6 +9,9 @@ A :class:`Mapping` names an accelerator operation (``accelerator.operation``) an
   emits, for given shapes (with the operand data in it);
 * the refinement map: which accelerator memory address holds each IR tensor element, for the
   inputs and for the outputs;
+* the IR dtype the pattern matches (``ir_dtype``: float32 for FlexASR and HLSCNN, whose drivers
+  quantise float data; int32 for VTA's integer ALU and GEMM), so a float operator never matches an
+  integer mapping;
 * the shape side conditions (named, so a refusal can name the violated one);
 * optional data conditions: named, checked preconditions on the input data for hardware limits
   that shapes cannot express (a fixed-point register that wraps for some values); inputs violating
@@ -124,6 +127,7 @@ class Mapping:
     codegen: Callable[[dict, dict], list] | None = None
     refinement: Callable[[dict], dict] | None = None
     proof: Proof | None = None
+    ir_dtype: str = "float32"          # dtype of the IR value the pattern's root computes (numpy name)
 
     @property
     def accelerator(self) -> str:

@@ -17,7 +17,9 @@ def _net():
     x = var("x", (4, 16))
     y = call("nn.bias_add", call("nn.dense", x, const(np.zeros((64, 16), np.float32))),
              const(np.zeros(64, np.float32)))
-    return Graph([x], [call("nn.dense", call("nn.relu", y), const(np.ones((64, 64), np.float32)))])
+    k = var("k", (4, 16), "int32")                  # VTA's ALU is int32: only this relu may offload to it
+    return Graph([x, k], [call("nn.dense", call("nn.relu", y), const(np.ones((64, 64), np.float32))),
+                          call("nn.relu", k)])
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +32,7 @@ def ledger(tmp_path_factory):
 
 def test_empty_ledger_offloads_nothing(tmp_path):
     res = compile_graph(_net(), ("flexasr", "vta"), matching="flexible", ledger_path=tmp_path / "none.json")
-    assert res.counts() == {} and res.host_ops == 4
+    assert res.counts() == {} and res.host_ops == 5
     assert set(res.rules_missing) >= {"dense_zero_bias"}
     assert any("certify with: python -m verify.mapping flexasr.linear" in d.describe() for d in res.refused)
 
@@ -38,8 +40,10 @@ def test_empty_ledger_offloads_nothing(tmp_path):
 def test_flexible_matching_finds_the_bare_dense(ledger):
     exact = compile_graph(_net(), ("flexasr", "vta"), matching="exact", ledger_path=ledger)
     flex = compile_graph(_net(), ("flexasr", "vta"), matching="flexible", ledger_path=ledger)
-    assert exact.counts() == {"flexasr.linear": 1, "vta.relu": 1} and exact.host_ops == 1
-    assert flex.counts() == {"flexasr.linear": 2, "vta.relu": 1} and flex.host_ops == 0
+    assert exact.counts() == {"flexasr.linear": 1, "vta.relu": 1} and exact.host_ops == 2
+    assert flex.counts() == {"flexasr.linear": 2, "vta.relu": 1} and flex.host_ops == 1   # the float relu
+    relu = [o.node for o in flex.offloads if o.mapping == "vta.relu"]
+    assert [n.dtype for n in relu] == ["int32"]
     via = [o.chain for o in flex.offloads if o.mapping == "flexasr.linear"]
     assert ("dense_zero_bias",) in via and all(o.certificate["result"] in ("proved", "passed") for o in flex.offloads)
 

@@ -34,10 +34,18 @@ def test_exact_matching_counts_sites():
     counts = exact_counts(g)
     assert counts["flexasr.linear"] == 1           # the bare dense needs flexible matching
     assert counts["flexasr.maxpool"] == 1          # the (2,2) pool does not match (2,1)
-    assert counts["vta.relu"] == 1
+    assert counts["vta.relu"] == 0                 # VTA's ALU is int32: a float relu does not match
     assert counts["vta.gemm"] == 0                 # out_dtype int32: the float dense does not match
     assert counts["hlscnn.conv2d"] == 0
     assert set(exact_counts(g, targets={"vta"})) == {"vta.add", "vta.gemm", "vta.relu"}
+
+
+def test_the_mapping_dtype_is_part_of_the_pattern():
+    a = var("a", (4, 16), "int32")
+    g = Graph([a], [call("nn.relu", call("add", a, a))])
+    assert exact_counts(g, targets={"vta"}) == {"vta.add": 1, "vta.gemm": 0, "vta.relu": 1}
+    f = var("f", (4, 16))
+    assert exact_counts(Graph([f], [call("nn.relu", call("add", f, f))]), targets={"vta"})["vta.add"] == 0
 
 
 def test_repeated_variables_must_bind_the_same_value():

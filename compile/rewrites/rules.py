@@ -111,6 +111,55 @@ def maxpool_transpose(n):
     return call("transpose", inner, axes=(0, 1, 3, 2))
 
 
+def maxpool_windows(n):
+    """Figure 7 (c): a 2-D max-pool (batch 1) as one temporal pool over its flattened windows:
+    (kh, kw >= 2) the K = kh*kw elements of every window (nn.im2col, per channel) become the rows of a
+    [1, 1, K, C*L] matrix (L windows per channel), pooled by a (K, 1)/(K, 1) window, reshaped back."""
+    if not _plain_pool(n):
+        return None
+    x = n.args[0]
+    (kh, kw), (sh, sw) = n.attrs["pool_size"], n.attrs["strides"]
+    N, C, OH, OW = n.shape
+    K, L = kh * kw, OH * OW
+    if N != 1 or kh < 2 or kw < 2:               # a window of one row or column is already a row pool
+        return None
+    cols = call("nn.im2col", x, kernel_size=(kh, kw), strides=(sh, sw))
+    rows = call("transpose", call("reshape", cols, newshape=(L, C, K)), axes=(2, 1, 0))
+    m = call("reshape", rows, newshape=(1, 1, K, C * L))
+    return call("reshape", call("nn.max_pool2d", m, pool_size=(K, 1), strides=(K, 1)), newshape=(1, C, OH, OW))
+
+
+def maxpool_halve(n):
+    """A pool whose windows tile the rows (kh = sh, kh even, kh >= 4) as a (2,1)/(2,1) pool then a
+    (kh/2, kw)/(kh/2, sw) pool (Figure 7 (c): 16 rows as four stacked temporal pools)."""
+    if not _plain_pool(n):
+        return None
+    (kh, kw), (sh, sw) = n.attrs["pool_size"], n.attrs["strides"]
+    if kh != sh or kh % 2 or kh < 4:
+        return None
+    first = call("nn.max_pool2d", n.args[0], pool_size=(2, 1), strides=(2, 1))
+    return call("nn.max_pool2d", first, pool_size=(kh // 2, kw), strides=(kh // 2, sw))
+
+
+VECTOR = 16          # FlexASR's vector width: its pooling and linear layers take multiples of 16 columns
+
+
+def pool_pad_columns(n):
+    """A pool along rows only (window (k,1), stride (k,1)) of a [1, 1, R, C] matrix whose C is not a
+    multiple of :data:`VECTOR`: pad the columns (zeros) to the next multiple, pool, slice the C
+    columns back (the padding never reaches a kept column)."""
+    if not _plain_pool(n):
+        return None
+    x = n.args[0]
+    (kh, kw), (sh, sw) = n.attrs["pool_size"], n.attrs["strides"]
+    if (kw, sw) != (1, 1) or x.shape[0] * x.shape[1] != 1 or x.shape[3] % VECTOR == 0:
+        return None
+    C = x.shape[3]
+    pad = call("nn.pad", x, pad_width=((0, 0), (0, 0), (0, 0), (0, -C % VECTOR)))
+    pooled = call("nn.max_pool2d", pad, pool_size=(kh, 1), strides=(sh, 1))
+    return call("strided_slice", pooled, begin=(0,), end=(C,), strides=(1,), axes=(3,))
+
+
 # ----------------------------------------------------------------------------- layout algebra
 def transpose_pair(n):
     if not (_is(n, "transpose") and _is(n.args[0], "transpose")):
@@ -166,6 +215,25 @@ def _rand_split(rng):
     return p
 
 
+def _rand_windows(rng):
+    p = _rand_pool(rng)
+    kh, kw = int(rng.integers(2, 4)), int(rng.integers(2, 4))
+    p.update(N=1, kh=kh, kw=kw, H=kh + int(rng.integers(0, 5)), W=kw + int(rng.integers(0, 5)))
+    return p
+
+
+def _rand_halve(rng):
+    k = 2 * int(rng.integers(2, 5))
+    p = _rand_pool(rng)
+    p.update(kh=k, sh=k, H=k + int(rng.integers(0, 2 * k)))
+    return p
+
+
+def _rand_pad_columns(rng):
+    k = int(rng.integers(1, 5))
+    return dict(kh=k, kw=1, sh=k, sw=1, N=1, C=1, H=k + int(rng.integers(0, 6)), W=int(rng.integers(1, 40)))
+
+
 def _add_lhs(p):
     x = var("x", (p["N"], p["C"]) + (p["H"],) * p["rank2"])
     b = var("b", (p["C"],) + (1,) * p["rank2"])
@@ -217,6 +285,18 @@ RULES = (
     Rewrite("maxpool_transpose", "nn.max_pool2d(x, (kh, kw), (sh, sw)) => transpose(nn.max_pool2d(transpose(x, "
             "(0, 1, 3, 2)), (kw, kh), (sw, sh)), (0, 1, 3, 2))  (Figure 7: pooling along W as pooling along H)",
             maxpool_transpose, _pool_lhs, _rand_pool, (dict(kh=1, kw=2, sh=1, sw=2, N=1, C=1, H=3, W=4),)),
+    Rewrite("maxpool_windows", "nn.max_pool2d(x[1,C,H,W], (kh, kw), (sh, sw)) => reshape(nn.max_pool2d(reshape("
+            "transpose(reshape(nn.im2col(x), [L, C, K]), (2, 1, 0)), [1, 1, K, C*L]), (K, 1), (K, 1)), [1, C, OH, OW])  "
+            "(Figure 7 (c): the flattened windows)",
+            maxpool_windows, _pool_lhs, _rand_windows,
+            (dict(kh=2, kw=2, sh=1, sw=2, N=1, C=2, H=3, W=4), dict(kh=2, kw=3, sh=1, sw=1, N=1, C=1, H=2, W=4))),
+    Rewrite("maxpool_halve", "nn.max_pool2d(x, (k, kw), (k, sw)) => nn.max_pool2d(nn.max_pool2d(x, (2, 1), (2, 1)), "
+            "(k/2, kw), (k/2, sw))  (k even, k >= 4)",
+            maxpool_halve, _pool_lhs, _rand_halve,
+            (dict(kh=4, kw=1, sh=4, sw=1, N=1, C=1, H=9, W=2), dict(kh=4, kw=2, sh=4, sw=1, N=1, C=2, H=8, W=3))),
+    Rewrite("pool_pad_columns", "nn.max_pool2d(x[1,1,R,C], (k, 1), (k, 1)) => strided_slice(nn.max_pool2d(nn.pad(x, "
+            "columns to a multiple of 16), (k, 1), (k, 1)), columns 0..C)",
+            pool_pad_columns, _pool_lhs, _rand_pad_columns, (dict(kh=2, kw=1, sh=2, sw=1, N=1, C=1, H=4, W=3),)),
     Rewrite("transpose_pair", "transpose(transpose(x, p), q) => transpose(x, p∘q), or x when p∘q is the identity",
             transpose_pair, _transposes_lhs, _rand_perms,
             (dict(shape=(2, 3, 2), p1=(1, 2, 0), p2=(2, 0, 1)), dict(shape=(2, 3, 2), p1=(1, 0, 2), p2=(2, 0, 1)))),

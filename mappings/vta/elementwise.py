@@ -121,6 +121,7 @@ def make(op: str) -> Mapping:
         return st.builds(lambda n: {"n": n}, st.integers(1, 100))
 
     return Mapping(
+        ir_dtype="int32",
         name=name,
         ir_pattern="(add ?a ?b)" if op == "add" else "(nn.relu ?a)",
         description=f"int32 element-wise {op} on VTA's ALU (accumulator rows of 16 lanes)",

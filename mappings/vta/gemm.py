@@ -139,6 +139,7 @@ def shape_strategy():
 
 
 MAPPING = Mapping(
+    ir_dtype="int32",
     name=NAME,
     ir_pattern="(nn.dense ?x ?w (out_dtype int32))",
     description="int8 x int8 -> int32 dense on VTA's GEMM core (blocked 16x16, result in the accumulator)",

@@ -142,6 +142,39 @@ def pool_program(T, nv, mode: str = "max", *, transfers: bool = True) -> list[di
             {"name": "load_act", "num_ts": T // 2, "num_v": nv, "base": 0}]
 
 
+def pool_chain_program(T, nv, k: int, mode: str = "max") -> list[dict]:
+    """Tensor assembly of ``k`` temporal poolings in a row over the [T, 16 nv] tensor ``x`` with
+    the data left in the global buffer between them (paper Figure 7 (f)): one store, k LayerReduce
+    runs in place (timesteps T, T/2, ..., each result over the first half of its input, in the
+    same tiled layout, whose offsets do not depend on T), one read-back of the T / 2^k result
+    timesteps. ``k = 1`` is :func:`pool_program`."""
+    op = {"max": "maxp", "mean": "meanp"}[mode]
+    prog = [{"name": "store_act", "tensor": "x", "base": 0}]
+    for j in range(k):
+        prog.append({"name": op, "num_ts": T >> j, "num_v": nv, "base": 0})
+    return prog + [{"name": "load_act", "num_ts": T >> k, "num_v": nv, "base": 0}]
+
+
+def run_pool_chain(x, k: int, mode: str = "max", *, r: Runner | None = None) -> Result:
+    """``k`` temporal poolings of x[T, H] in one program (:func:`pool_chain_program`); T must be
+    divisible by 2^k. ShapeError otherwise (naming T and k)."""
+    flags: list = []
+    r = r or runner()
+    x = np.asarray(x, dtype=np.float32)
+    if x.ndim != 2:
+        raise ShapeError(f"pooling takes a [timesteps, hidden] tensor, got shape {x.shape}")
+    codes, bias_reg = _q(x, None, flags)
+    T, H = codes.shape
+    _check_hidden(H, "hidden size")
+    _check_ts(T)
+    if k < 1 or T % (1 << k):
+        raise ShapeError(f"{k} chained {mode}pools need the timesteps T={T} divisible by {1 << k}")
+    if tiled_bytes(T, H // 16) > C.GB_LARGE_SIZE:
+        raise ShapeError(f"a [{T}, {H}] tensor needs {tiled_bytes(T, H // 16)} bytes: the 1 MiB GB large buffer overflows")
+    frag, reads = r.run(pool_chain_program(T, H // 16, k, mode), {"x": codes})
+    return _finish(r, frag, reads, T >> k, H // 16, bias_reg, {"x": (codes, bias_reg)}, any(flags))
+
+
 def run_pool(x, mode: str = "max", *, codes=None, bias_reg=None, r: Runner | None = None) -> Result:
     """Temporal max/mean pooling, window (2,1) stride (2,1), over x[T, H]. ``codes``/``bias_reg``
     give already-quantised input."""

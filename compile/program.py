@@ -1,0 +1,111 @@
+"""The extracted program: host operators and accelerator calls, in execution order.
+
+Extraction (:mod:`compile.compiler`) chooses one e-node per e-class; this module turns that choice
+into a straight-line program a code generator and a co-simulator can walk:
+
+* ``input`` / ``const`` steps: a graph input (by name) or a constant tensor;
+* ``host`` steps: an IR operator run by the host runtime (``node.op`` on the operand steps);
+* ``call`` steps: one invocation of mapping ``mapping`` at ``shape`` on the operand steps (the
+  values bound to the mapping pattern's ?variables, in order of first appearance), standing for
+  the matched IR term ``node`` (its host semantics is the call's float32 reference), with the
+  ledger ``certificate`` that allowed it and the ``chain`` of rewrites that produced the term.
+
+Every step's value has ``node.shape`` / ``node.dtype`` of the IR value it replaces.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compile.ir.graph import Const, Node, Value, Var
+
+
+@dataclass
+class Step:
+    index: int
+    kind: str                        # input | const | host | call
+    value: Value                     # the IR value this step computes (for a call: the matched term)
+    args: tuple = ()                 # operand step indices
+    mapping: str = ""                # call: mapping name
+    shape: dict = field(default_factory=dict)   # call: the mapping's shape (dimension -> int)
+    certificate: dict = field(default_factory=dict)
+    chain: tuple = ()
+    bound: tuple = ()                # call: the IR values bound to the pattern's ?variables (operands)
+
+    @property
+    def label(self) -> str:
+        if self.kind == "input":
+            return f"input {self.value.name!r}"
+        if self.kind == "const":
+            return f"const {self.value.name or ''}{list(self.value.shape)}".strip()
+        if self.kind == "host":
+            return self.value.op
+        return self.mapping
+
+
+@dataclass
+class Program:
+    """Steps in execution order (operands first) and the output step indices."""
+    steps: list[Step]
+    outputs: list[int]
+
+    def calls(self) -> list[Step]:
+        return [s for s in self.steps if s.kind == "call"]
+
+    def users(self) -> dict[int, list[int]]:
+        """Step index -> indices of the steps (and -1 for a program output) that read it."""
+        out: dict[int, list[int]] = {s.index: [] for s in self.steps}
+        for s in self.steps:
+            for a in s.args:
+                out[a].append(s.index)
+        for o in self.outputs:
+            out[o].append(-1)
+        return out
+
+    def text(self) -> str:
+        """One line per non-leaf step, Relay style: ``%7 = flexasr.linear[T=16, I=64, O=64](%3, %5)``."""
+        from mappings.base import format_shape
+        lines = []
+        for s in self.steps:
+            if s.kind in ("input", "const"):
+                continue
+            args = ", ".join(f"%{a}" for a in s.args)
+            if s.kind == "host":
+                lines.append(f"%{s.index} = {s.value.op}({args})")
+            else:
+                cert = s.certificate.get("result", "?")
+                lines.append(f"%{s.index} = {s.mapping}[{format_shape(s.shape)}]({args})  /* {cert} */")
+        lines.append("return " + ", ".join(f"%{o}" for o in self.outputs))
+        return "\n".join(lines)
+
+
+def build(choice: dict, roots: list) -> Program:
+    """``choice``: e-class -> ("term", Value, [operand e-classes]) or ("call", (mapping, shape dict,
+    certificate, chain, matched Node, bound operand Values), [operand e-classes]); ``roots``: the output e-classes.
+    Walks the choice from the roots (iteratively, each e-class once)."""
+    index: dict = {}
+    steps: list[Step] = []
+    for root in roots:
+        stack = [(root, False)]
+        while stack:
+            c, done = stack.pop()
+            if c in index:
+                continue
+            kind, ref, operands = choice[c]
+            if not done:
+                stack.append((c, True))
+                stack.extend((o, False) for o in reversed(operands) if o not in index)
+                continue
+            args = tuple(index[o] for o in operands)
+            i = len(steps)
+            if kind == "call":
+                mapping, shape, cert, chain, node, bound = ref
+                steps.append(Step(i, "call", node, args, mapping, shape, cert, chain, tuple(bound)))
+            elif isinstance(ref, Var):
+                steps.append(Step(i, "input", ref))
+            elif isinstance(ref, Const):
+                steps.append(Step(i, "const", ref))
+            else:
+                assert isinstance(ref, Node)
+                steps.append(Step(i, "host", ref, args))
+            index[c] = i
+    return Program(steps, [index[r] for r in roots])
