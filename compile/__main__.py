@@ -4,7 +4,10 @@ MODEL is an application name (:mod:`compile.applications`, e.g. ``resnet20``), a
 ``package.module:function`` PyTorch factory, or an ``.onnx`` file. Prints the static accelerator
 invocations per mapping and accelerator, the host operators left, and with ``--explain`` each
 offload with its certificate and the rewrites that produced it, and each refused offload with
-the command that would certify it. ``--json`` prints one object (``offloads``: mapping -> count).
+the command that would certify it, and the extracted program. ``--emit DIR`` writes each call's
+program fragment (:mod:`compile.codegen`); ``--cosim`` co-simulates the program on the model's
+example inputs (:mod:`compile.runtime.cosim`) and prints the per-invocation report. ``--json``
+prints one object (``offloads``: mapping -> count).
 Exit 0, or 2 on a user error (one line).
 """
 from __future__ import annotations
@@ -19,18 +22,30 @@ from ila.errors import D2AError
 
 
 def _load(model: str, seed: int):
+    return _load_with_inputs(model, seed)[0]
+
+
+def _load_with_inputs(model: str, seed: int):
+    """The IR graph and example inputs (graph input name -> array): the application's own example
+    inputs, or for an ONNX file seeded standard-normal floats (integer inputs: zeros)."""
+    import numpy as np
     from compile.frontend import from_onnx, from_torch
     if model.endswith(".onnx") or os.path.sep in model:
-        return from_onnx(model)
+        g = from_onnx(model)
+        rng = np.random.default_rng(seed)
+        return g, {v.name: (rng.standard_normal(v.shape) if np.dtype(v.dtype).kind == "f" else np.zeros(v.shape))
+                   .astype(v.dtype) for v in g.inputs}
     from compile.applications import load
     module, ex = load(model, seed)
     import torch
     torch.set_num_threads(1)
-    return from_torch(module, ex)
+    g = from_torch(module, ex)
+    arrays = [t.detach().numpy() for t in (ex if isinstance(ex, (tuple, list)) else (ex,))]
+    return g, {v.name: a.astype(v.dtype) for v, a in zip(g.inputs, arrays)}
 
 
 def main(argv=None) -> int:
-    from compile.compiler import MATCHING
+    from compile.compiler import COSTS, MATCHING
     from compile.gate import CERTIFY, REQUIRE
     ap = argparse.ArgumentParser(prog="python -m compile", description=__doc__.splitlines()[0])
     ap.add_argument("model")
@@ -42,6 +57,11 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=60.0, help="solver seconds per on-demand proof (> 0)")
     ap.add_argument("--max-iters", type=int, default=6, help="rewrite rounds (>= 0)")
     ap.add_argument("--time-limit", type=float, default=5.0, help="seconds of rewriting (> 0)")
+    ap.add_argument("--cost", choices=COSTS, default="offloads",
+                    help="extraction cost: the paper's (most offloads) or data-movement-aware")
+    ap.add_argument("--emit", metavar="DIR", help="write each call's program fragment (3LA JSON), one file per call")
+    ap.add_argument("--cosim", action="store_true",
+                    help="co-simulate on the example inputs: per-invocation report, error against the host")
     ap.add_argument("--explain", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
@@ -52,11 +72,20 @@ def main(argv=None) -> int:
                            f"(got {args.max_iters}, {args.time_limit}, {args.budget})")
         from compile.compiler import compile_graph
         t0 = time.perf_counter()
-        graph = _load(args.model, args.seed)
+        graph, example = _load_with_inputs(args.model, args.seed)
         t_front = time.perf_counter() - t0
         targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
         res = compile_graph(graph, targets, matching=args.matching, require=args.require, certify=args.certify,
-                            budget=args.budget, max_iters=args.max_iters, time_limit=args.time_limit)
+                            budget=args.budget, max_iters=args.max_iters, time_limit=args.time_limit,
+                            cost=args.cost)
+        files, cos = [], None
+        if args.emit:
+            from compile.codegen import emit
+            t0 = time.perf_counter()
+            files = emit(res, example, args.emit)
+            res.seconds["codegen"] = time.perf_counter() - t0
+        if args.cosim:
+            cos = _cosim(res, graph, example)
     except D2AError as exc:
         from compile.errors import report
         return report(exc, args.json)
@@ -66,13 +95,17 @@ def main(argv=None) -> int:
                           "offloads": res.counts(), "per_accelerator": res.per_accelerator(),
                           "host_operators": res.host_ops, "host_data_movement": res.host_moves, "refused": [d.describe() for d in res.refused],
                           "rewrites_applied": res.rules_used, "rewrites_uncertified": res.rules_missing,
-                          "seconds": seconds}, indent=1))
+                          "transfers": res.transfers(), "emitted": [str(f) for f in files],
+                          "cosim": None if cos is None else {
+                              "error": cos["error"], "seconds": cos["seconds"], "host_seconds": cos["host_seconds"],
+                              "invocations": [vars(v) for v in cos["result"].invocations]},
+                          "seconds": seconds}, indent=1, default=float))
         return 0
     print(f"{args.model}: {len(graph)} IR operators, {args.matching} matching onto {', '.join(targets)}")
     for m, n in res.counts().items():
         print(f"  {m:20} {n:4} invocations")
     print(f"  host compute operators left: {res.host_ops}, data-movement operators: {res.host_moves}; "
-          f"per accelerator: {res.per_accelerator() or 'none'}")
+          f"per accelerator: {res.per_accelerator() or 'none'}; host<->accelerator transfers: {res.transfers()}")
     if res.rules_missing:
         print(f"  rewrites not used (no current certificate; python -m compile.rewrites): {', '.join(res.rules_missing)}")
     if res.refused:
@@ -84,8 +117,31 @@ def main(argv=None) -> int:
                   f"{c['result']} at {c['scope']}" + (f"; via {' -> '.join(o.chain)}" if o.chain else ""))
         for d in res.refused:
             print(f"  refused: {d.describe()}")
+        print("  extracted program:\n    " + res.program.text().replace("\n", "\n    "))
+    if files:
+        print(f"  wrote {len(files)} program fragment(s) to {args.emit}")
+    if cos is not None:
+        print(cos["result"].report())
+        print(f"  co-simulation: Frobenius relative error against the host {100 * cos['error']:.3f}%, "
+              f"{cos['seconds']:.2f} s (host float32 {cos['host_seconds']:.4f} s)")
     print(f"  seconds: {seconds}")
     return 0
+
+
+def _cosim(res, graph, example) -> dict:
+    """Co-simulate ``res`` on ``example``; the result, the whole-model error against the host run."""
+    import numpy as np
+    from compile.runtime import run
+    from compile.runtime.cosim import cosimulate
+    from mappings.base import frobenius_relative_error
+    t0 = time.perf_counter()
+    ref = run(graph, example)
+    t_host = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    r = cosimulate(res, example)
+    t = time.perf_counter() - t0
+    err = float(np.sqrt(sum(frobenius_relative_error(a, b) ** 2 for a, b in zip(ref, r.outputs))))
+    return {"result": r, "error": err, "seconds": t, "host_seconds": t_host}
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ from compile.errors import CompileError
 from compile.ir.graph import Const, Graph, Node, Value, Var, topological
 
 MATCHING = ("exact", "flexible")
+COSTS = ("offloads", "data-movement")
+TRANSFER = 10          # data-movement cost: one store or one load of a call (a host operator costs 100)
 
 
 @dataclass
@@ -59,6 +61,15 @@ class Compiled:
         for o in self.offloads:
             out[o.mapping] = out.get(o.mapping, 0) + 1
         return dict(sorted(out.items()))
+
+    def transfers(self) -> int:
+        """Stores and loads between host and accelerators in the extracted program: a store and a
+        load per call, one of each per chain that keeps its data in the accelerator."""
+        from compile.chains import chains
+        if self.program is None:
+            return 0
+        ch = chains(self.program)
+        return 2 * (len(self.program.calls()) - sum(len(c) for c in ch) + len(ch))
 
     def per_accelerator(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -121,8 +132,15 @@ def _certified_rules(certify: str, budget: float, ledger_path, out: Compiled):
 
 def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matching: str = "exact",
                   require: str = "any", certify: str = "none", budget: float = 60.0, ledger_path=None,
-                  max_iters: int = 6, max_terms: int = 50_000, time_limit: float = 5.0) -> Compiled:
-    """Offload ``graph`` onto ``targets`` (accelerator names). Raises CompileError for bad options."""
+                  max_iters: int = 6, max_terms: int = 50_000, time_limit: float = 5.0,
+                  cost: str = "offloads") -> Compiled:
+    """Offload ``graph`` onto ``targets`` (accelerator names). ``cost``: ``offloads`` (the paper's:
+    maximise accelerator invocations) or ``data-movement`` (each call also pays for storing its
+    operands and loading its result, :data:`TRANSFER` each, except between the calls of a chain
+    that keeps its data in the accelerator, :mod:`compile.chains`). Raises CompileError for bad
+    options."""
+    if cost not in COSTS:
+        raise CompileError(f"cost must be one of {COSTS} (got {cost!r})")
     from compile import gate
     from compile.offload import shape_of
     from compile.patterns import mapping_patterns, match
@@ -193,7 +211,7 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
     out.seconds["match"] = time.perf_counter() - t1
     t2 = time.perf_counter()
     from compile.egraph import on_big_stack
-    chosen = on_big_stack(_extract, it, unions, calls, roots)
+    chosen = on_big_stack(_extract, it, unions, calls, roots, cost)
     out.seconds["extract"] = time.perf_counter() - t2
     out.terms = len(it.terms)
     out.egraph_size, host, moves, picked, (plan, uid_class, root_classes) = chosen
@@ -228,7 +246,7 @@ def _vars(pat) -> list[str]:
     return out
 
 
-def _extract(it: _Interner, unions, calls, roots):
+def _extract(it: _Interner, unions, calls, roots, cost: str = "offloads"):
     """Build the e-graph, close it, and extract from egglog's serialized e-graph: returns
     (e-graph size, host compute and data-movement operators in the extracted program,
     [(term uid, call index)])."""
@@ -254,7 +272,8 @@ def _extract(it: _Interner, unions, calls, roots):
     del s
     import gc
     gc.collect()
-    return (size,) + _choose(data, [term_of_key(r) for r in roots])
+    names = {f"call#{uid}#{k}": (o[0], [v.uid for v in o[2]]) for uid, opts in calls.items() for k, o in enumerate(opts)}
+    return (size,) + _choose(data, [term_of_key(r) for r in roots], names if cost == "data-movement" else None)
 
 
 def _program(it: _Interner, calls: dict, plan, uid_class, roots):
@@ -277,13 +296,42 @@ def term_of_key(v: Value) -> str:
     return f'"op#{v.uid}"' if isinstance(v, Node) else str(v.uid)
 
 
-def _choose(data: dict, root_keys: list[str]):
+def _choose(data: dict, root_keys: list[str], call_names: dict | None = None):
     """Bottom-up tree-cost extraction over the serialized e-graph; walk the chosen DAG from the
-    roots (each e-class once): (host compute ops, host data-movement ops, [(term uid, call index)])."""
+    roots (each e-class once): (host compute ops, host data-movement ops, [(term uid, call index)]).
+    ``call_names`` (call key -> mapping name): the data-movement cost (see compile_graph)."""
+    from compile.chains import CHAINABLE
     nodes = data["nodes"]
+
+    def key_of(n):
+        return nodes[n["children"][0]]["op"].strip('"') if n["children"] else ""
+
+    def transfer(n) -> float:
+        """Data-movement surcharge of call e-node ``n`` given the current choices below it: a store
+        and a load, or nothing when its one operand is a call it chains with (that call's load and
+        this call's store cancel)."""
+        me, operands = call_names[key_of(n)]
+        if len(operands) == 1 and operands[0] in uid_class:
+            below = best.get(uid_class[operands[0]])
+            if below is not None and nodes[below]["op"] == "Term.call" and \
+                    (call_names[key_of(nodes[below])][0], me) in CHAINABLE:
+                return 0.0
+        return 2.0 * TRANSFER
     classes: dict[str, list[str]] = {}
     for nid, n in nodes.items():
         classes.setdefault(n["eclass"], []).append(nid)
+    # each term's e-class: the e-class of the Term.op / Term.move / Term.leaf node whose key
+    # literal names the term
+    lit_class = {n["op"]: n["eclass"] for n in nodes.values() if not n["op"].startswith(("Term.", "TermList."))}
+    parent_of_lit = {}
+    for nid, n in nodes.items():
+        if n["op"] in ("Term.op", "Term.move", "Term.leaf") and n["children"]:
+            parent_of_lit[nodes[n["children"][0]]["eclass"]] = n["eclass"]
+    uid_class = {}
+    for lit, c in lit_class.items():
+        if c in parent_of_lit:
+            key = lit.strip('"')
+            uid_class[int(key.split("#")[1]) if key.startswith("op#") else int(key)] = parent_of_lit[c]
     cost = {c: float("inf") for c in classes}
     best: dict[str, str] = {}
     changed = True
@@ -291,6 +339,8 @@ def _choose(data: dict, root_keys: list[str]):
         changed = False
         for nid, n in nodes.items():
             total = n["cost"] if n["op"].startswith(("Term.", "TermList.")) else 0.0
+            if call_names is not None and n["op"] == "Term.call":
+                total += transfer(n)
             for ch in n["children"]:
                 total += cost[nodes[ch]["eclass"]]
                 if total == float("inf"):
@@ -299,12 +349,6 @@ def _choose(data: dict, root_keys: list[str]):
             if total < cost[c]:
                 cost[c], best[c] = total, nid
                 changed = True
-    # the roots: the e-class of the Term.op / Term.leaf node whose key literal names the root
-    lit_class = {n["op"]: n["eclass"] for n in nodes.values() if not n["op"].startswith(("Term.", "TermList."))}
-    parent_of_lit = {}
-    for nid, n in nodes.items():
-        if n["op"] in ("Term.op", "Term.move", "Term.leaf") and n["children"]:
-            parent_of_lit[nodes[n["children"][0]]["eclass"]] = n["eclass"]
     host, moves, picked, seen = 0, 0, [], set()
     stack = [parent_of_lit[lit_class[k]] for k in root_keys if k in lit_class and lit_class[k] in parent_of_lit]
     roots = list(stack)
@@ -329,9 +373,4 @@ def _choose(data: dict, root_keys: list[str]):
         elif n["op"] == "Term.leaf":
             plan[c] = ("term", int(lit))
         stack.extend(nodes[ch]["eclass"] for ch in n["children"])
-    uid_class = {}
-    for lit, c in lit_class.items():
-        if c in parent_of_lit:
-            key = lit.strip('"')
-            uid_class[int(key.split("#")[1]) if key.startswith("op#") else int(key)] = parent_of_lit[c]
     return host, moves, picked, (plan, uid_class, roots)
