@@ -293,7 +293,7 @@ RULES = (
     Rewrite("maxpool_halve", "nn.max_pool2d(x, (k, kw), (k, sw)) => nn.max_pool2d(nn.max_pool2d(x, (2, 1), (2, 1)), "
             "(k/2, kw), (k/2, sw))  (k even, k >= 4)",
             maxpool_halve, _pool_lhs, _rand_halve,
-            (dict(kh=4, kw=1, sh=4, sw=1, N=1, C=1, H=9, W=2), dict(kh=4, kw=2, sh=4, sw=1, N=1, C=2, H=8, W=3))),
+            (dict(kh=4, kw=1, sh=4, sw=1, N=1, C=1, H=5, W=1), dict(kh=4, kw=2, sh=4, sw=1, N=1, C=1, H=4, W=3))),
     Rewrite("pool_pad_columns", "nn.max_pool2d(x[1,1,R,C], (k, 1), (k, 1)) => strided_slice(nn.max_pool2d(nn.pad(x, "
             "columns to a multiple of 16), (k, 1), (k, 1)), columns 0..C)",
             pool_pad_columns, _pool_lhs, _rand_pad_columns, (dict(kh=2, kw=1, sh=2, sw=1, N=1, C=1, H=4, W=3),)),

@@ -1,0 +1,134 @@
+"""Code generation and co-simulation of compiled programs: Figure 7 (a 2-D max-pool as four chained
+FlexASR temporal pools, one store and one load, bit-exact), the per-invocation report, the emitted
+fragments, refusals on data conditions, and the CLI's --emit/--cosim."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from compile.chains import chains
+from compile.codegen import emit
+from compile.compiler import compile_graph
+from compile.errors import CompileError
+from compile.ir.graph import Graph, call, const, var
+from compile.runtime import run
+from compile.runtime.cosim import cosimulate
+from ila.numerics import adaptivfloat as af
+
+FIG7_RULES = ("maxpool_windows", "maxpool_halve", "pool_pad_columns")
+
+
+def _pool_graph(side=32):
+    x = var("x", (1, 1, side, side))
+    return Graph([x], [call("nn.max_pool2d", x, pool_size=(4, 4), strides=(2, 2))], "fig7")
+
+
+@pytest.fixture(scope="module")
+def fig7_ledger(tmp_path_factory):
+    """Certificates for the Figure 7 rewrites and FlexASR pooling at the chain's four shapes."""
+    from compile import gate
+    from compile.rewrites import registry
+    from compile.rewrites.certify import certify, record
+    path = tmp_path_factory.mktemp("ledger") / "l.json"
+    for name in FIG7_RULES:
+        cert = certify(registry()[name], samples=5)
+        assert cert.result == "proved"
+        record(cert, path=path)
+    for R in (16, 8, 4, 2):                       # 15 x 15 windows of 16 elements, padded to 240 columns
+        assert gate.decide("flexasr.maxpool", {"R": R, "C": 240}, certify="sim", path=path).allowed
+    return path
+
+
+@pytest.fixture(scope="module")
+def fig7(fig7_ledger):
+    return compile_graph(_pool_graph(), ("flexasr",), matching="flexible", ledger_path=fig7_ledger)
+
+
+def test_figure7_compiles_to_four_chained_temporal_pools(fig7):
+    assert fig7.counts() == {"flexasr.maxpool": 4} and fig7.host_ops == 0
+    shapes = [s.shape for s in fig7.program.calls()]
+    assert shapes == [{"R": r, "C": 240} for r in (16, 8, 4, 2)]
+    assert len(chains(fig7.program)) == 1 and len(chains(fig7.program)[0]) == 4
+    assert fig7.transfers() == 2                   # one store, one load (Figure 7 (f)) instead of 8
+
+
+def test_figure7_cosimulates_bit_exact(fig7):
+    rng = np.random.default_rng(1)
+    x = af.dequantize(rng.integers(0, 256, (1, 1, 32, 32)), 3).astype(np.float32)
+    res = cosimulate(fig7, {"x": x})
+    want = run(fig7.graph, {"x": x})[0]
+    assert np.array_equal(res.outputs[0], want)
+    last = res.invocations[-1]
+    assert last.fused == 4 and last.error == 0.0
+    # an input that is not AdaptivFloat-representable: equal to the host pool of its quantisation
+    y = rng.standard_normal((1, 1, 32, 32)).astype(np.float32)
+    codes, bias = af.quantize(y)
+    assert np.array_equal(cosimulate(fig7, {"x": y}).outputs[0],
+                          run(fig7.graph, {"x": af.dequantize(codes, bias).astype(np.float32)})[0])
+
+
+def test_unfused_cosimulation_agrees_and_chains_need_the_sole_user(fig7):
+    rng = np.random.default_rng(2)
+    x = af.dequantize(rng.integers(0, 256, (1, 1, 32, 32)), 5).astype(np.float32)
+    a, b = cosimulate(fig7, {"x": x}), cosimulate(fig7, {"x": x}, fuse=False)
+    assert np.array_equal(a.outputs[0], b.outputs[0])
+    assert [v.fused for v in b.invocations] == [0, 0, 0, 0]
+
+
+def test_emitted_fragments(fig7, tmp_path):
+    rng = np.random.default_rng(3)
+    x = af.dequantize(rng.integers(0, 256, (1, 1, 32, 32)), 2).astype(np.float32)
+    files = emit(fig7, {"x": x}, tmp_path / "out")
+    assert [f.name for f in files] == [f"{fig7.program.calls()[0].index:04d}_flexasr.maxpool.json"]
+    frag = json.loads(files[0].read_text())
+    assert len(frag["fused_steps"]) == 4 and frag["certificate"]["result"] == "passed"
+    entries = frag["program fragment"]
+    assert {e["mode"] for e in entries} <= {"W", "R", "Q"}
+    stores = [e for e in entries if e["mode"] == "W" and len(e["data"]) == 34]
+    reads = [e for e in entries if e["mode"] == "R"]
+    assert len(reads) == 240 // 16                  # the last pool's single timestep, 15 vectors
+    assert len(stores) >= 16 * 240 // 16            # the 16 x 240 input, stored once
+    # the text is one entry per line, readable
+    assert files[0].read_text().count("\n") > len(entries)
+
+
+def test_cosimulation_report_and_data_condition_refusal(tmp_path):
+    """A FlexASR linear layer whose weights are too small for the 3-bit exponent-bias register is
+    refused at run time (it runs on the host and says why); a representable one runs."""
+    from compile import gate
+    rng = np.random.default_rng(0)
+    path = tmp_path / "l.json"
+    assert gate.decide("flexasr.linear", {"T": 4, "I": 16, "O": 64}, certify="sim", path=path).allowed
+    x = var("x", (4, 16))
+
+    def net(scale):
+        w = const((rng.standard_normal((64, 16)) * scale).astype(np.float32))
+        return Graph([x], [call("nn.bias_add", call("nn.dense", x, w), const(np.full(64, 0.5, np.float32)))])
+    inp = {"x": rng.standard_normal((4, 16)).astype(np.float32)}
+    ok = compile_graph(net(1.0), ("flexasr",), ledger_path=path)
+    r = cosimulate(ok, inp)
+    (inv,) = r.invocations
+    assert not inv.refused and 0 < inv.error < 0.05 and inv.size == 256
+    assert inv.out_range[0] < 0 < inv.out_range[1]
+    tiny = compile_graph(net(1e-3), ("flexasr",), ledger_path=path)
+    r = cosimulate(tiny, inp)
+    assert "AdaptivFloat range" in r.invocations[0].refused
+    assert np.allclose(r.outputs[0], run(tiny.graph, inp)[0])
+    assert "refused" in r.report()
+    with pytest.raises(CompileError, match="missing input"):
+        cosimulate(ok, {})
+
+
+def test_cli_emit_and_cosim(tmp_path):
+    env = {**os.environ, "D2A_LEDGER": str(tmp_path / "l.json")}
+    out = subprocess.run([sys.executable, "-m", "compile", "resnet20", "--targets", "vta", "--cosim", "--json",
+                          "--emit", str(tmp_path / "frags")], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr
+    obj = json.loads(out.stdout)
+    assert obj["offloads"] == {} and obj["cosim"]["error"] == 0.0       # nothing certified: all on the host
+    bad = subprocess.run([sys.executable, "-m", "compile", "resnet20", "--emit", "/proc/nope/x"],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert bad.returncode == 2 and "--emit" in bad.stderr + bad.stdout
