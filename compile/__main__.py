@@ -14,34 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 
 from ila.errors import D2AError
-
-
-def _load(model: str, seed: int):
-    return _load_with_inputs(model, seed)[0]
-
-
-def _load_with_inputs(model: str, seed: int):
-    """The IR graph and example inputs (graph input name -> array): the application's own example
-    inputs, or for an ONNX file seeded standard-normal floats (integer inputs: zeros)."""
-    import numpy as np
-    from compile.frontend import from_onnx, from_torch
-    if model.endswith(".onnx") or os.path.sep in model:
-        g = from_onnx(model)
-        rng = np.random.default_rng(seed)
-        return g, {v.name: (rng.standard_normal(v.shape) if np.dtype(v.dtype).kind == "f" else np.zeros(v.shape))
-                   .astype(v.dtype) for v in g.inputs}
-    from compile.applications import load
-    module, ex = load(model, seed)
-    import torch
-    torch.set_num_threads(1)
-    g = from_torch(module, ex)
-    arrays = [t.detach().numpy() for t in (ex if isinstance(ex, (tuple, list)) else (ex,))]
-    return g, {v.name: a.astype(v.dtype) for v, a in zip(g.inputs, arrays)}
 
 
 def main(argv=None) -> int:
@@ -72,7 +48,8 @@ def main(argv=None) -> int:
                            f"(got {args.max_iters}, {args.time_limit}, {args.budget})")
         from compile.compiler import compile_graph
         t0 = time.perf_counter()
-        graph, example = _load_with_inputs(args.model, args.seed)
+        from compile.applications import load_graph
+        graph, example = load_graph(args.model, args.seed)
         t_front = time.perf_counter() - t0
         targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
         res = compile_graph(graph, targets, matching=args.matching, require=args.require, certify=args.certify,
@@ -85,7 +62,8 @@ def main(argv=None) -> int:
             files = emit(res, example, args.emit)
             res.seconds["codegen"] = time.perf_counter() - t0
         if args.cosim:
-            cos = _cosim(res, graph, example)
+            from compile.runtime.cosim import against_host
+            cos = against_host(res, example)
     except D2AError as exc:
         from compile.errors import report
         return report(exc, args.json)
@@ -126,22 +104,6 @@ def main(argv=None) -> int:
               f"{cos['seconds']:.2f} s (host float32 {cos['host_seconds']:.4f} s)")
     print(f"  seconds: {seconds}")
     return 0
-
-
-def _cosim(res, graph, example) -> dict:
-    """Co-simulate ``res`` on ``example``; the result, the whole-model error against the host run."""
-    import numpy as np
-    from compile.runtime import run
-    from compile.runtime.cosim import cosimulate
-    from mappings.base import frobenius_relative_error
-    t0 = time.perf_counter()
-    ref = run(graph, example)
-    t_host = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    r = cosimulate(res, example)
-    t = time.perf_counter() - t0
-    err = float(np.sqrt(sum(frobenius_relative_error(a, b) ** 2 for a, b in zip(ref, r.outputs))))
-    return {"result": r, "error": err, "seconds": t, "host_seconds": t_host}
 
 
 if __name__ == "__main__":

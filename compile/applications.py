@@ -52,3 +52,23 @@ def load(name: str, seed: int = 0):
         raise CompileError(f"unknown application {name!r}" + (f"; did you mean {near[0]}?" if near else "")
                            + f" (known: {', '.join(sorted(eps)) or 'none: is the project installed?'})")
     return _call(name, eps[name].load(), seed)
+
+
+def load_graph(model: str, seed: int = 0):
+    """``(IR graph, example inputs)`` of ``model``: an application name or ``package.module:function``
+    factory (imported with ``from_torch``; its own example inputs), or an ``.onnx`` file (seeded
+    standard-normal floats; integer inputs zeros). Example inputs: graph input name -> array."""
+    import os
+
+    import numpy as np
+    from compile.frontend import from_onnx, from_torch
+    if model.endswith(".onnx") or os.path.sep in model:
+        g = from_onnx(model)
+        rng = np.random.default_rng(seed)
+        return g, {v.name: (rng.standard_normal(v.shape) if np.dtype(v.dtype).kind == "f" else np.zeros(v.shape))
+                   .astype(v.dtype) for v in g.inputs}
+    module, ex = load(model, seed)
+    import torch
+    torch.set_num_threads(1)
+    g = from_torch(module, ex)
+    return g, {v.name: t.detach().numpy().astype(v.dtype) for v, t in zip(g.inputs, ex)}

@@ -201,3 +201,19 @@ def _run_chain(program, chain: tuple, env: dict, res: CosimResult) -> None:
 def _fmt(shape: dict) -> str:
     from mappings.base import format_shape
     return format_shape(shape)
+
+
+def against_host(compiled, inputs: dict) -> dict:
+    """Co-simulate ``compiled`` on ``inputs`` and run its source graph on the host: ``{"result":
+    CosimResult, "reference": host outputs, "error": Frobenius relative error of the outputs
+    (root-sum-square over outputs), "seconds": co-simulation, "host_seconds": host float32 run}``."""
+    from compile.runtime import run
+    from mappings.base import frobenius_relative_error
+    t0 = time.perf_counter()
+    ref = run(compiled.graph, inputs)
+    t_host = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    r = cosimulate(compiled, inputs)
+    t = time.perf_counter() - t0
+    err = float(np.sqrt(sum(frobenius_relative_error(a, b) ** 2 for a, b in zip(ref, r.outputs))))
+    return {"result": r, "reference": ref, "error": err, "seconds": t, "host_seconds": t_host}
