@@ -177,6 +177,8 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
                     out.rules_used[rw.name] = out.rules_used.get(rw.name, 0) + 1
                     for n in new:
                         it.origin.setdefault(n.uid, (rw.name, v.uid))
+                        if not n.source:
+                            n.source = v.source          # a rewritten term keeps its origin's location
                     nxt.extend(new)
                 if len(it.terms) > max_terms or time.perf_counter() - t0 > time_limit:
                     break
