@@ -16,8 +16,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
-
 from compile.chains import chain_stream, chains
 from compile.errors import CompileError
 

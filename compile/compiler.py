@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 
 from compile.errors import CompileError
-from compile.ir.graph import Const, Graph, Node, Value, Var, topological
+from compile.ir.graph import Graph, Node, Value, topological
 
 MATCHING = ("exact", "flexible")
 COSTS = ("offloads", "data-movement")

@@ -31,16 +31,6 @@ class Step:
     chain: tuple = ()
     bound: tuple = ()                # call: the IR values bound to the pattern's ?variables (operands)
 
-    @property
-    def label(self) -> str:
-        if self.kind == "input":
-            return f"input {self.value.name!r}"
-        if self.kind == "const":
-            return f"const {self.value.name or ''}{list(self.value.shape)}".strip()
-        if self.kind == "host":
-            return self.value.op
-        return self.mapping
-
 
 @dataclass
 class Program:

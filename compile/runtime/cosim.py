@@ -58,7 +58,6 @@ class CosimResult:
 
     def report(self) -> str:
         """The per-invocation table (text)."""
-        from mappings.base import frobenius_relative_error  # noqa: F401  (same definition as simval)
         head = f"{'step':>5} {'mapping':<18} {'shape':<22} {'error %':>9} {'out range':>22} {'flushed':>8} " \
                f"{'satur.':>7} {'s':>7}  source"
         rows = [head]
@@ -175,6 +174,7 @@ def _run_chain(program, chain: tuple, env: dict, res: CosimResult) -> None:
     never read back), so one invocation per call is recorded and only the last carries values: the
     chain's result against the host terms composed on the chain's input."""
     from compile.chains import run_chain
+    from mappings.base import format_shape
     from mappings.registry import get
     steps = [program.steps[i] for i in chain]
     t0 = time.perf_counter()
@@ -187,7 +187,7 @@ def _run_chain(program, chain: tuple, env: dict, res: CosimResult) -> None:
     last = steps[-1]
     out = np.asarray(out).reshape(last.value.shape).astype(last.value.dtype)
     for s in steps[:-1]:
-        res.invocations.append(Invocation(s.index, s.mapping, _fmt(s.shape), s.value.source, 0.0, float("nan"),
+        res.invocations.append(Invocation(s.index, s.mapping, format_shape(s.shape), s.value.source, 0.0, float("nan"),
                                           _range(env[s.args[0]]) if s is steps[0] else (np.nan, np.nan),
                                           (np.nan, np.nan), (np.nan, np.nan), 0, 0, int(np.prod(s.value.shape)),
                                           fused=len(steps)))
@@ -196,11 +196,6 @@ def _run_chain(program, chain: tuple, env: dict, res: CosimResult) -> None:
     res.invocations.append(inv)
     res.accelerator_seconds += seconds
     env[last.index] = out
-
-
-def _fmt(shape: dict) -> str:
-    from mappings.base import format_shape
-    return format_shape(shape)
 
 
 def against_host(compiled, inputs: dict) -> dict:
