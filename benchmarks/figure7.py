@@ -30,7 +30,6 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.side < 4:
         ap.error(f"--side must be >= 4 (got {args.side})")
-    from compile.chains import chains
     from compile.compiler import compile_graph
     from compile.ir.graph import Graph, call, var
     from compile.runtime import run
@@ -46,11 +45,12 @@ def main(argv=None) -> int:
         res = compile_graph(g, ("flexasr",), matching="flexible", certify="sim", ledger_path=args.ledger, cost=cost)
         t = time.perf_counter() - t0
         calls = res.program.calls()
-        ch = chains(res.program)
+        ch = res.chains()
         lines += [f"## cost = {cost}", "", "```", res.program.text(), "```", "",
                   f"- calls: {len(calls)} ({', '.join(f'{s.mapping}[{s.shape}]' for s in calls)})",
                   f"- rewrites applied: {res.rules_used}",
-                  f"- chains kept in the accelerator: {[len(c) for c in ch]}",
+                  f"- chains kept in the accelerator: {[len(c) for c in ch]}, on "
+                  + (", ".join(d.describe() for _, d in res.fused) or "no certificate"),
                   f"- host<->accelerator transfers: {2 * len(calls)} without store/load cancellation "
                   f"(Figure 7 (d)), {res.transfers()} with it (Figure 7 (f))",
                   f"- compile seconds (incl. on-demand certification): {t:.2f}; breakdown "

@@ -39,6 +39,8 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
     "flexasr.maxpool": [("bmc", "16x64", "uf", True), ("bmc", "16x64", "exact", False), ("chc", "16x64", "uf", True),
                         ("chc", "symbolic", "uf", False)],
     "flexasr.meanpool": [("bmc", "16x64", "uf", True), ("chc", "16x64", "uf", True)],
+    "flexasr.maxpool_chain": [("bmc", "32x64x2", "uf", True), ("bmc", "16x64x4", "uf", False)],
+    "flexasr.meanpool_chain": [("bmc", "32x64x2", "uf", True), ("bmc", "16x64x4", "uf", False)],
     "flexasr.linear": [("bmc", "1x16x64", "uf", True), ("bmc", "2x32x64", "uf", False),
                        ("bmc", "16x64x64", "uf", False)],
     "hlscnn.conv2d": [("bmc", "3x3x1x2x2x1", "uf", True), ("bmc", "8x8x1x16x3x1", "uf", False),
@@ -52,7 +54,8 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
 # since its tiling_stride bug changes the stride between 16-timestep groups and is equivalent to the
 # correct mapping while there is only one group, and C >= 64, since size_field_some_sizes fires only
 # there (at other shapes BMC proves the mutant, rightly: it is correct there)
-MUTATION_SHAPE = {"flexasr.maxpool": "32x64", "flexasr.meanpool": "32x64"}
+MUTATION_SHAPE = {"flexasr.maxpool": "32x64", "flexasr.meanpool": "32x64", "flexasr.maxpool_chain": "32x64x2",
+                  "flexasr.meanpool_chain": "32x64x2"}
 
 
 def _prove(m, method: str, scope: str, numerics: str, timeout: float):
@@ -88,7 +91,7 @@ def main(argv=None) -> int:
             # VTA's int arithmetic is bit-precise under either option: recorded as the CLI's default does
             record(m, v, scope=scope_label(scope, "uf" if name.startswith("vta.") else numerics), path=ledger_file)
             proofs.append((name, method, scope, numerics, v))
-            print(f"{name:18} {method} {scope:16} {numerics:5} {v.kind:14} {v.seconds:8.2f} s", flush=True)
+            print(f"{name:22} {method} {scope:16} {numerics:5} {v.kind:14} {v.seconds:8.2f} s", flush=True)
         if args.no_mutations or not mutations.names(m):
             continue
         shape = m.parse_shape(MUTATION_SHAPE[name]) if name in MUTATION_SHAPE else dict(m.proof.shape)
@@ -98,7 +101,7 @@ def main(argv=None) -> int:
                 v = mutations.check(m, shape, mut, method, solver="z3", timeout=args.timeout)
                 killed = v.kind == "counterexample" and v.replayed
                 kills.append((name, format_shape(shape), mut, layer[mut], text, method, v, killed))
-                print(f"{name:18} {method} mutation {mut:34} {'killed' if killed else 'SURVIVED (' + v.kind + ')'} "
+                print(f"{name:22} {method} mutation {mut:34} {'killed' if killed else 'SURVIVED (' + v.kind + ')'} "
                       f"{v.seconds:.1f} s", flush=True)
     cmd = "python -m benchmarks.proofs" + (" --quick" if args.quick else "") + \
         (f" --timeout {args.timeout:g}" if args.timeout != 900.0 else "") + (" --no-mutations" if args.no_mutations else "")

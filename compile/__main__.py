@@ -74,6 +74,7 @@ def main(argv=None) -> int:
                           "host_operators": res.host_ops, "host_data_movement": res.host_moves, "refused": [d.describe() for d in res.refused],
                           "rewrites_applied": res.rules_used, "rewrites_uncertified": res.rules_missing,
                           "transfers": res.transfers(), "emitted": [str(f) for f in files],
+                          "fused_chains": [{"steps": list(c), "certificate": d.describe()} for c, d in res.fused],
                           "cosim": None if cos is None else {
                               "error": cos["error"], "seconds": cos["seconds"], "host_seconds": cos["host_seconds"],
                               "invocations": [vars(v) for v in cos["result"].invocations]},
@@ -93,6 +94,8 @@ def main(argv=None) -> int:
             c = o.certificate
             print(f"  offload {o.mapping} at {o.shape} (node {o.node.source or o.node.op}): {c['method']} "
                   f"{c['result']} at {c['scope']}" + (f"; via {' -> '.join(o.chain)}" if o.chain else ""))
+        for c, d in res.fused:
+            print(f"  fused chain of steps {list(c)} (one store, one load): {d.describe()}")
         for d in res.refused:
             print(f"  refused: {d.describe()}")
         print("  extracted program:\n    " + res.program.text().replace("\n", "\n    "))

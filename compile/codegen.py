@@ -2,8 +2,9 @@
 (the exact stream its proof or simulation certificate is about: :attr:`Mapping.codegen`), written
 as a 3LA-style program fragment, one JSON file per call.
 
-A chain of calls that keeps its data in the accelerator (:mod:`compile.chains`, paper Figure 7
-(e)-(f)) is emitted as one program: one store, the calls, one load.
+A chain of calls that the compiler fused on its chain mapping's certificate (:mod:`compile.chains`,
+paper Figure 7 (e)-(f)) is emitted as one program (one store, the calls, one load) by the chain
+mapping's code generator, with that certificate.
 
 Fragment format (per entry, in stream order): ``{"mode": "W", "addr": "0x...", "data": "0x..."}``
 for an MMIO write (data: the 128-bit word, byte k of the bus at bits 8k..8k+7), ``{"mode": "R",
@@ -16,7 +17,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compile.chains import chain_stream, chains
+from compile.chains import chain_stream
 from compile.errors import CompileError
 
 def _word(cmd: dict, prefix: str) -> int:
@@ -42,14 +43,21 @@ def entry(cmd: dict) -> dict:
     raise CompileError(f"no fragment form for the command with fields {sorted(cmd)}")
 
 
-def fragment(step, stream: list[dict], *, fused: tuple = ()) -> dict:
-    """The 3LA-style program fragment of one call (or of a fused chain: ``fused`` its steps)."""
+def _cert(c: dict) -> dict:
+    return {k: c.get(k) for k in ("method", "result", "scope", "digest", "date")}
+
+
+def fragment(step, stream: list[dict], *, fused: tuple = (), decision=None) -> dict:
+    """The 3LA-style program fragment of one call, or of a fused chain (``fused`` its steps,
+    ``decision`` the gate's decision for the chain mapping, whose certificate the entry states)."""
     from mappings.base import format_shape
-    return {"mapping": step.mapping, "shape": format_shape(step.shape), "step": step.index,
-            "source": step.value.source, "certificate": {k: step.certificate.get(k) for k in
-                                                          ("method", "result", "scope", "digest", "date")},
-            "chain": list(step.chain), "fused_steps": [s.index for s in fused],
-            "program fragment": [entry(c) for c in stream]}
+    out = {"mapping": step.mapping, "shape": format_shape(step.shape), "step": step.index,
+           "source": step.value.source, "certificate": _cert(step.certificate),
+           "chain": list(step.chain), "fused_steps": [s.index for s in fused]}
+    if decision is not None:
+        out["fused"] = {"mapping": decision.mapping, "shape": decision.shape, "certificate": _cert(decision.certificate)}
+    out["program fragment"] = [entry(c) for c in stream]
+    return out
 
 
 def emit(compiled, inputs: dict, directory) -> list[Path]:
@@ -67,16 +75,17 @@ def emit(compiled, inputs: dict, directory) -> list[Path]:
     values: dict = {}
     res = cosimulate(compiled, inputs, keep=values)
     program = compiled.program
-    in_chain = {c[0]: c for c in chains(program)}
-    skip = {i for c in in_chain.values() for i in c[1:]}
+    in_chain = {c[0]: (c, d) for c, d in compiled.fused}
+    skip = {i for c, _ in in_chain.values() for i in c[1:]}
     files = []
     for s in program.calls():
         if s.index in skip:
             continue
         args = [values[a] for a in s.args]
         if s.index in in_chain:
-            steps = [program.steps[i] for i in in_chain[s.index]]
-            frag = fragment(s, chain_stream(steps, args[0]), fused=steps)
+            chain, decision = in_chain[s.index]
+            steps = [program.steps[i] for i in chain]
+            frag = fragment(s, chain_stream(steps, args[0]), fused=steps, decision=decision)
         elif get(s.mapping).codegen is None:
             frag = fragment(s, [])
             frag["program fragment"] = None

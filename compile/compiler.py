@@ -55,6 +55,8 @@ class Compiled:
     seconds: dict = field(default_factory=dict)
     program: object = None                           # compile.program.Program (the extracted program)
     graph: object = None                             # the source IR graph (its inputs name the program's)
+    fused: list = field(default_factory=list)        # [(call step indices, gate Decision)]: chains fused
+                                                     # on the chain mapping's certificate (compile.chains)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -64,12 +66,15 @@ class Compiled:
 
     def transfers(self) -> int:
         """Stores and loads between host and accelerators in the extracted program: a store and a
-        load per call, one of each per chain that keeps its data in the accelerator."""
-        from compile.chains import chains
+        load per call, one of each per fused chain (kept in the accelerator on its certificate)."""
         if self.program is None:
             return 0
-        ch = chains(self.program)
+        ch = self.chains()
         return 2 * (len(self.program.calls()) - sum(len(c) for c in ch) + len(ch))
+
+    def chains(self) -> list[tuple]:
+        """The fused chains (call step indices, first to last)."""
+        return [c for c, _ in self.fused]
 
     def per_accelerator(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -214,7 +219,6 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
     t2 = time.perf_counter()
     from compile.egraph import on_big_stack
     chosen = on_big_stack(_extract, it, unions, calls, roots, cost)
-    out.seconds["extract"] = time.perf_counter() - t2
     out.terms = len(it.terms)
     out.egraph_size, host, moves, picked, (plan, uid_class, root_classes) = chosen
     out.host_ops, out.host_moves = host, moves
@@ -224,6 +228,11 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
         out.offloads.append(Offload(name, shp, by_uid[uid], d.certificate, _chain(it, uid)))
     out.program = _program(it, calls, plan, uid_class, root_classes)
     out.graph = graph
+    from compile.chains import certified_chains
+    out.fused, refused = certified_chains(out.program, require=require, certify=certify, budget=budget,
+                                          path=ledger_path)
+    out.refused.extend(refused)
+    out.seconds["extract"] = time.perf_counter() - t2
     return out
 
 
@@ -302,7 +311,7 @@ def _choose(data: dict, root_keys: list[str], call_names: dict | None = None):
     """Bottom-up tree-cost extraction over the serialized e-graph; walk the chosen DAG from the
     roots (each e-class once): (host compute ops, host data-movement ops, [(term uid, call index)]).
     ``call_names`` (call key -> mapping name): the data-movement cost (see compile_graph)."""
-    from compile.chains import CHAINABLE
+    from compile.chains import chainable
     nodes = data["nodes"]
 
     def key_of(n):
@@ -316,7 +325,7 @@ def _choose(data: dict, root_keys: list[str], call_names: dict | None = None):
         if len(operands) == 1 and operands[0] in uid_class:
             below = best.get(uid_class[operands[0]])
             if below is not None and nodes[below]["op"] == "Term.call" and \
-                    (call_names[key_of(nodes[below])][0], me) in CHAINABLE:
+                    chainable(call_names[key_of(nodes[below])][0], me):
                 return 0.0
         return 2.0 * TRANSFER
     classes: dict[str, list[str]] = {}

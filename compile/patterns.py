@@ -159,10 +159,12 @@ def matches(graph: Graph, pattern: Pattern) -> list[tuple[Node, dict]]:
 
 
 def mapping_patterns(names=None) -> dict[str, Pattern]:
-    """The parsed IR patterns of the registered mappings (all, or ``names``)."""
+    """The parsed IR patterns of the registered mappings (``names``, or all that the compiler
+    matches: not the chain mappings, ``Mapping.fuses``, which certify fusion in compile.chains)."""
     from mappings.registry import get, names as all_names
     import dataclasses
-    return {n: dataclasses.replace(parse(get(n).ir_pattern), dtype=get(n).ir_dtype) for n in (names or all_names())}
+    names = names or [n for n in all_names() if not get(n).fuses]
+    return {n: dataclasses.replace(parse(get(n).ir_pattern), dtype=get(n).ir_dtype) for n in names}
 
 
 def exact_counts(graph: Graph, targets=None) -> dict[str, int]:

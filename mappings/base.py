@@ -19,6 +19,10 @@ A :class:`Mapping` names an accelerator operation (``accelerator.operation``) an
 * a numeric tolerance on the Frobenius relative error when custom numerics make results inexact
   (0 for exact mappings): a float, or a function of the shape when the error of the accelerator's
   numerics depends on it (read it with :meth:`Mapping.tolerance_at`);
+* for a *chain* mapping, ``fuses``: the mapping whose consecutive calls it runs as one program
+  with the data left in the accelerator (paper Figure 7 (f)); the compiler never matches a chain
+  mapping's pattern, it needs the chain mapping's certificate before it fuses such calls
+  (:mod:`compile.chains`);
 * runners: the float32 (or int) reference of the IR semantics and the end-to-end accelerator run
   through the assembler and the ILA simulator, used by ``verify.mapping --method sim|fuzz``.
 
@@ -128,6 +132,7 @@ class Mapping:
     refinement: Callable[[dict], dict] | None = None
     proof: Proof | None = None
     ir_dtype: str = "float32"          # dtype of the IR value the pattern's root computes (numpy name)
+    fuses: str | None = None           # a chain mapping: the fused run of consecutive calls of this mapping
 
     @property
     def accelerator(self) -> str:

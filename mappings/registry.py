@@ -20,7 +20,11 @@ MODULES: dict[str, str] = {
     "flexasr.linear": "mappings.flexasr.linear",
     "flexasr.lstm": "mappings.flexasr.lstm",
     "flexasr.maxpool": "mappings.flexasr.maxpool",
+    # chain mappings (Mapping.fuses): consecutive pools fused into one program; certified before
+    # the compiler fuses such calls, never matched by the compiler themselves
+    "flexasr.maxpool_chain": "mappings.flexasr.maxpool_chain",
     "flexasr.meanpool": "mappings.flexasr.meanpool",
+    "flexasr.meanpool_chain": "mappings.flexasr.meanpool_chain",
     "hlscnn.conv2d": "mappings.hlscnn.conv2d",
     "hlscnn.conv2d_w8": "mappings.hlscnn.conv2d_w8",
     "vta.add": "mappings.vta.add",

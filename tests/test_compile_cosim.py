@@ -1,6 +1,7 @@
 """Code generation and co-simulation of compiled programs: Figure 7 (a 2-D max-pool as four chained
-FlexASR temporal pools, one store and one load, bit-exact), the per-invocation report, the emitted
-fragments, refusals on data conditions, and the CLI's --emit/--cosim."""
+FlexASR temporal pools, one store and one load on the chain mapping's certificate, bit-exact), the
+gate on fusion (no, stale or failing chain certificate: no fusion), the per-invocation report, the
+emitted fragments, refusals on data conditions, and the CLI's --emit/--cosim."""
 import json
 import os
 import subprocess
@@ -28,7 +29,8 @@ def _pool_graph(side=32):
 
 @pytest.fixture(scope="module")
 def fig7_ledger(tmp_path_factory):
-    """Certificates for the Figure 7 rewrites and FlexASR pooling at the chain's four shapes."""
+    """Certificates for the Figure 7 rewrites, FlexASR pooling at the chain's four shapes, and the
+    fused chain (flexasr.maxpool_chain at 16x240x4)."""
     from compile import gate
     from compile.rewrites import registry
     from compile.rewrites.certify import certify, record
@@ -39,6 +41,7 @@ def fig7_ledger(tmp_path_factory):
         record(cert, path=path)
     for R in (16, 8, 4, 2):                       # 15 x 15 windows of 16 elements, padded to 240 columns
         assert gate.decide("flexasr.maxpool", {"R": R, "C": 240}, certify="sim", path=path).allowed
+    assert gate.decide("flexasr.maxpool_chain", {"R": 16, "C": 240, "L": 4}, certify="sim", path=path).allowed
     return path
 
 
@@ -52,7 +55,51 @@ def test_figure7_compiles_to_four_chained_temporal_pools(fig7):
     shapes = [s.shape for s in fig7.program.calls()]
     assert shapes == [{"R": r, "C": 240} for r in (16, 8, 4, 2)]
     assert len(chains(fig7.program)) == 1 and len(chains(fig7.program)[0]) == 4
+    ((chain, d),) = fig7.fused
+    assert chain == chains(fig7.program)[0] and d.mapping == "flexasr.maxpool_chain" and d.shape == "16x240x4"
     assert fig7.transfers() == 2                   # one store, one load (Figure 7 (f)) instead of 8
+
+
+def _without_chain_certificate(src, dst, how: str):
+    entries = json.loads(src.read_text())
+    for e in entries:
+        if e["mapping"] == "flexasr.maxpool_chain":
+            e["digest"] = "0" * 16                 # as if a file of its closure had changed since
+    if how == "drop":
+        entries = [e for e in entries if e["mapping"] != "flexasr.maxpool_chain"]
+    dst.write_text(json.dumps(entries))
+    return dst
+
+
+@pytest.mark.parametrize("how", ["drop", "stale"])
+def test_no_current_chain_certificate_no_fusion(fig7_ledger, tmp_path, how):
+    """The single pools keep their certificates, but without a current certificate of the fused
+    program the compiler runs the four calls one by one (8 transfers) and says why."""
+    path = _without_chain_certificate(fig7_ledger, tmp_path / "l.json", how)
+    res = compile_graph(_pool_graph(), ("flexasr",), matching="flexible", ledger_path=path)
+    assert res.counts() == {"flexasr.maxpool": 4} and res.fused == [] and res.transfers() == 8
+    (why,) = [d for d in res.refused if d.mapping == "flexasr.maxpool_chain"]
+    assert why.shape == "16x240x4" and "python -m verify.mapping flexasr.maxpool_chain --method bmc --shape 16x240x4" \
+        in why.reason
+    rng = np.random.default_rng(4)
+    x = af.dequantize(rng.integers(0, 256, (1, 1, 32, 32)), 3).astype(np.float32)
+    out = cosimulate(res, {"x": x})
+    assert np.array_equal(out.outputs[0], run(res.graph, {"x": x})[0])
+    assert [v.fused for v in out.invocations] == [0, 0, 0, 0]
+
+
+def test_a_wrong_fused_program_fails_its_certificate_and_is_not_fused(fig7_ledger, tmp_path, monkeypatch):
+    """Seeded bug in the fused program only (the chain reads its result back one timestep late):
+    the single pools are unaffected, the chain mapping's simulation validation fails, so the gate
+    refuses the fusion."""
+    from verify import mutations
+    from mappings.registry import get
+    path = _without_chain_certificate(fig7_ledger, tmp_path / "l.json", "drop")
+    bug = mutations.get(get("flexasr.maxpool_chain"), "chain_readback_offset")
+    with mutations.applied(bug):
+        res = compile_graph(_pool_graph(), ("flexasr",), matching="flexible", ledger_path=path, certify="sim")
+    assert res.counts() == {"flexasr.maxpool": 4} and res.fused == []
+    assert any(d.mapping == "flexasr.maxpool_chain" for d in res.refused)
 
 
 def test_figure7_cosimulates_bit_exact(fig7):
@@ -85,6 +132,7 @@ def test_emitted_fragments(fig7, tmp_path):
     assert [f.name for f in files] == [f"{fig7.program.calls()[0].index:04d}_flexasr.maxpool.json"]
     frag = json.loads(files[0].read_text())
     assert len(frag["fused_steps"]) == 4 and frag["certificate"]["result"] == "passed"
+    assert frag["fused"]["mapping"] == "flexasr.maxpool_chain" and frag["fused"]["certificate"]["result"] == "passed"
     entries = frag["program fragment"]
     assert {e["mode"] for e in entries} <= {"W", "R", "Q"}
     stores = [e for e in entries if e["mode"] == "W" and len(e["data"]) == 34]

@@ -91,8 +91,11 @@ def _broken(name, how):
         }
     elif name == "flexasr.layernorm":
         runs = _layernorm_runs(D, m)
-    elif name in ("flexasr.maxpool", "flexasr.meanpool"):
-        mode = "max" if name == "flexasr.maxpool" else "mean"
+    elif name.startswith(("flexasr.maxpool", "flexasr.meanpool")):         # single pools and chains
+        mode = "max" if name.startswith("flexasr.maxpool") else "mean"
+
+        def pool(s, x, r=None):
+            return D.run_pool(x, mode, r=r) if "L" not in s else D.run_pool_chain(x, s["L"], mode, r=r)
         other = {"max": "meanp", "mean": "maxp"}[mode]
         own = {"max": "maxp", "mean": "meanp"}[mode]
 
@@ -104,9 +107,9 @@ def _broken(name, how):
 
         def swapped(s, i):                       # pairs (t, t+1) taken from the wrong timesteps
             x = i["x"]
-            return D.run_pool(np.roll(x, 1, axis=0), mode).out
-        runs = {"wrong tiling": lambda s, i: D.run_pool(i["x"], mode, r=Mutant(_retile("x"))).out,
-                "wrong mode": lambda s, i: D.run_pool(i["x"], mode, r=Mutant(wrong_mode)).out,
+            return pool(s, np.roll(x, 1, axis=0)).out
+        runs = {"wrong tiling": lambda s, i: pool(s, i["x"], r=Mutant(_retile("x"))).out,
+                "wrong mode": lambda s, i: pool(s, i["x"], r=Mutant(wrong_mode)).out,
                 "swapped operands": swapped}
     elif name == "flexasr.attention":
         def biases(i):                           # the mapping's own bias choice (headroom)
@@ -142,6 +145,7 @@ VARIANTS = ["wrong tiling", "wrong mode", "swapped operands"]
 # the deliberately broken variants of each FlexASR mapping (built by _broken)
 BROKEN = {
     "flexasr.linear": VARIANTS, "flexasr.lstm": VARIANTS, "flexasr.maxpool": VARIANTS, "flexasr.meanpool": VARIANTS,
+    "flexasr.maxpool_chain": VARIANTS, "flexasr.meanpool_chain": VARIANTS,
     "flexasr.layernorm": ["wrong tiling", "swapped operands", "num_vector one short"],
     "flexasr.attention": ["wrong tiling", "swapped operands", "query from the encoder", "num_vector one short",
                           "probability bias 2 too small"],
@@ -151,6 +155,7 @@ BROKEN = {
 SQUARE = {"flexasr.linear": {"T": 16, "I": 64, "O": 64}, "flexasr.lstm": {"T": 16, "I": 64, "H": 64},
           "flexasr.layernorm": {"T": 16, "H": 64},
           "flexasr.maxpool": {"R": 16, "C": 32}, "flexasr.meanpool": {"R": 16, "C": 32},
+          "flexasr.maxpool_chain": {"R": 32, "C": 32, "L": 2}, "flexasr.meanpool_chain": {"R": 32, "C": 32, "L": 2},
           "flexasr.attention": {"T": 64, "H": 64}}
 
 

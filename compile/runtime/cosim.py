@@ -110,11 +110,10 @@ def _stats(step, ref, out, operands, seconds, tol) -> Invocation:
 
 def cosimulate(compiled, inputs: dict[str, np.ndarray], *, fuse: bool = True, keep: dict | None = None) -> CosimResult:
     """Run ``compiled`` (:class:`compile.compiler.Compiled`) on ``inputs`` (graph input name ->
-    array of its shape): host steps in numpy, calls on the ILA simulators. ``fuse``: run chains
-    of calls that keep data in the accelerator as one program (the data-movement-aware code of
-    :mod:`compile.chains`); ``keep``: filled with every step's value (step index -> array).
+    array of its shape): host steps in numpy, calls on the ILA simulators. ``fuse``: run the
+    chains the compiler fused on a certificate (``compiled.chains()``, :mod:`compile.chains`) as
+    one program each; ``keep``: filled with every step's value (step index -> array).
     CompileError for missing or misshaped inputs, naming them."""
-    from compile.chains import chains
     from mappings.registry import get
     program = compiled.program
     want = {v.name: v for v in compiled.graph.inputs}
@@ -123,7 +122,7 @@ def cosimulate(compiled, inputs: dict[str, np.ndarray], *, fuse: bool = True, ke
         raise CompileError(f"missing input(s) {missing}")
     env: dict[int, np.ndarray] = {}
     res = CosimResult([])
-    fused = {c[-1]: c for c in chains(program)} if fuse else {}
+    fused = {c[-1]: c for c in compiled.chains()} if fuse else {}
     inside = {i for c in fused.values() for i in c[:-1]}
     for s in program.steps:
         t0 = time.perf_counter()

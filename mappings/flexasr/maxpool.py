@@ -120,14 +120,24 @@ def ir_numerics():
 
 
 # ----------------------------------------------------------------------------- fragments
-def ir_commands(R: int, C: int, data, op: str = "max") -> list[dict]:
+def ir_commands(R: int, C: int, data, op: str = "max", k: int = 1) -> list[dict]:
     """Compiler-IR ILA fragment: store x row-major at 0, run nn.max_pool2d (``op='mean'``:
-    nn.avg_pool2d) into R*C."""
+    nn.avg_pool2d) into R*C; ``k`` > 1: k pools in a row, pool j reading the R/2^j x C result of
+    the previous one and writing its own right after it (:func:`chain_output`)."""
     cmds = [{"func_id": FUNC_IDS["tensor_store"], "addr_in": t * C + c, "data_in": data[t * C + c]}
             for t in range(R) for c in range(C)]
-    cmds.append({"func_id": FUNC_IDS[POOL_OPS[op]], "arg_0": 0, "arg_1": R * C, "arg_2": 1, "arg_3": R,
-                 "arg_4": C, "arg_5": (2 << 16) | 1, "arg_6": (2 << 16) | 1})
+    src = 0
+    for j in range(k):
+        rows = R >> j
+        cmds.append({"func_id": FUNC_IDS[POOL_OPS[op]], "arg_0": src, "arg_1": src + rows * C, "arg_2": 1,
+                     "arg_3": rows, "arg_4": C, "arg_5": (2 << 16) | 1, "arg_6": (2 << 16) | 1})
+        src += rows * C
     return cmds
+
+
+def chain_output(R: int, C: int, k: int = 1) -> int:
+    """IR tensor address of the result of :func:`ir_commands` ((R/2^k) x C, row-major)."""
+    return sum((R >> j) * C for j in range(k))
 
 
 def _port():
@@ -136,14 +146,16 @@ def _port():
     return MmioPort(is_read=lambda c: c.get("if_axi_rd") == 1, read_data=read_word, irq="top_interrupt_request")
 
 
-def emitted_stream(R: int, C: int, codes, op: str = "max") -> list[dict]:
+def emitted_stream(R: int, C: int, codes, op: str = "max", k: int = 1) -> list[dict]:
     """The MMIO command stream the code generator emits for pooling an [R, C] tensor of element
     codes (ints, or 8-bit terms in proofs): the driver's own tensor program
-    (:func:`ila.models.flexasr.driver.pool_program`) through the real assembler, packer and
-    fragment parser, with the read-back and the interrupt waits."""
+    (:func:`ila.models.flexasr.driver.pool_program`; ``k`` > 1: ``pool_chain_program``, k pools
+    with the data left in the global buffer) through the real assembler, packer and fragment
+    parser, with the read-back and the interrupt waits."""
     from ila.models.flexasr import driver
     from ila.models.flexasr import isa
-    _, cmds = isa.assemble(driver.pool_program(R, C // 16, op), {"x": codes})
+    prog = driver.pool_program(R, C // 16, op) if k == 1 else driver.pool_chain_program(R, C // 16, k, op)
+    _, cmds = isa.assemble(prog, {"x": codes})
     return cmds
 
 
@@ -152,12 +164,13 @@ def proof_setup(shape: dict, *, numerics: str = "uf", op: str = "max"):
     fragment, and the exact MMIO stream the code generator emits for a tensor of symbolic codes
     (:func:`emitted_stream`), whose outputs are read back by the driver's own read-back
     (``ila.models.flexasr.driver.readback``). ``op='mean'``: flexasr.meanpool, IR numerics
-    :func:`ir_mean_numerics`. Seeded bugs are applied around this function by
+    :func:`ir_mean_numerics`. ``shape["L"]`` (default 1): a chain of L pools in one program
+    (``mappings.flexasr.pool_chain``). Seeded bugs are applied around this function by
     ``verify.mutations``."""
     from ila.models.flexasr import driver, shared_model
     from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX, GB_ADPFLOAT_MEAN
     from mappings.base import MappingError
-    R, C = shape["R"], shape["C"]
+    R, C, k = shape["R"], shape["C"], shape.get("L", 1)
     if op == "mean" and numerics == "exact":
         raise MappingError("flexasr.meanpool: --numerics exact is not available: the IR averages in float32, "
                            "which is not bit-equal to the unit's AdaptivFloat mean (use uf; sim/fuzz measure it)")
@@ -166,18 +179,19 @@ def proof_setup(shape: dict, *, numerics: str = "uf", op: str = "max"):
     d = symbolic_data(R * C, 8)
     codes = np.array(d, dtype=object).reshape(R, C)
     off = refinement(shape)["x"][1]
-    outs = [(R * C + t * C + c, t * C + c) for t in range(R // 2) for c in range(C)]
+    at = chain_output(R, C, k)
+    outs = [(at + t * C + c, t * C + c) for t in range(R >> k) for c in range(C)]
 
     def link(apps):
         return [n.eq(GB_ADPFLOAT_MAX(*n.args)) for n in apps if n.payload is num.max]
     funcs = [num.max, GB_ADPFLOAT_MAX] if op == "max" else [num.add, num.div, num.from_int, GB_ADPFLOAT_MEAN]
-    return ProofSetup(Side(ir, ir_commands(R, C, d, op), "tensor"),
-                      Side(shared_model(), emitted_stream(R, C, codes, op), "gb_core_large_buffer", port=_port()),
+    return ProofSetup(Side(ir, ir_commands(R, C, d, op, k), "tensor"),
+                      Side(shared_model(), emitted_stream(R, C, codes, op, k), "gb_core_large_buffer", port=_port()),
                       d, outs,
                       axioms=[] if numerics == "exact" else [link if op == "max" else mean_link(num)], funcs=funcs,
                       describe_output=lambda k: f"output ({k // C}, {k % C})",
                       inputs=[(t * C + c, int(off[t, c])) for t in range(R) for c in range(C)],
-                      readback=lambda reads: driver.readback(reads, R // 2, C // 16),
+                      readback=lambda reads: driver.readback(reads, R >> k, C // 16),
                       covers=("codegen-bytes", "order", "model-loops", "read-back"))
 
 

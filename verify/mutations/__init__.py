@@ -79,6 +79,8 @@ def applied(mutation: Mutation | None):
 MUTATIONS: dict[str, str] = {
     "flexasr.maxpool": "verify.mutations.layer_reduce:max_mutations",
     "flexasr.meanpool": "verify.mutations.layer_reduce:mean_mutations",
+    "flexasr.maxpool_chain": "verify.mutations.layer_reduce:max_chain_mutations",
+    "flexasr.meanpool_chain": "verify.mutations.layer_reduce:mean_chain_mutations",
     "flexasr.linear": "verify.mutations.flexasr_linear:mutations",
     "hlscnn.conv2d": "verify.mutations.hlscnn:conv2d_mutations",
     "hlscnn.conv2d_w8": "verify.mutations.hlscnn:conv2d_w8_mutations",

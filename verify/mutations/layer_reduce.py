@@ -1,5 +1,6 @@
-"""Seeded bugs of the FlexASR LayerReduce family (flexasr.maxpool, flexasr.meanpool), one per
-layer of the trusted path (``verify.scope``)."""
+"""Seeded bugs of the FlexASR LayerReduce family (flexasr.maxpool, flexasr.meanpool and their
+chains flexasr.maxpool_chain, flexasr.meanpool_chain), one per layer of the trusted path
+(``verify.scope``)."""
 from __future__ import annotations
 
 from verify.mutations import Mutation, Patch
@@ -156,3 +157,62 @@ def max_mutations() -> dict[str, Mutation]:
 
 def mean_mutations() -> dict[str, Mutation]:
     return layer_reduce_mutations("mean")
+
+
+def _chain_program(edit):
+    """Wrap ``driver.pool_chain_program`` so that ``edit(prog, T, k)`` changes the program."""
+    def wrap(pool_chain_program):
+        def mutated(T, nv, k, mode="max"):
+            return edit(pool_chain_program(T, nv, k, mode), T, k)
+        return mutated
+    return wrap
+
+
+def _short_later_pool(prog, T, k):
+    """The second pool configured with a quarter of T timesteps instead of half."""
+    pools = [ins for ins in prog if ins["name"] in ("maxp", "meanp")]
+    if len(pools) > 1:
+        pools[1]["num_ts"] = T >> 2
+    return prog
+
+
+def _chain_readback_late(prog, T, k):
+    for ins in prog:
+        if ins["name"] == "load_act":
+            ins["base"] = 1
+    return prog
+
+
+def _load_before_last_pool(prog, T, k):
+    load = prog.pop()
+    prog.insert(len(prog) - 1, load)
+    return prog
+
+
+def _single_only(name: str) -> bool:
+    """Bugs of the single pool's own program (``driver.pool_program``), which a chain never runs."""
+    return name in ("wrong_in_place_target", "wrong_readback_base")
+
+
+def chain_mutations(op: str) -> dict[str, Mutation]:
+    """The seeded bugs of flexasr.maxpool_chain / meanpool_chain: the single pool's bugs in the
+    shared generator and model, and three in the fused program (``driver.pool_chain_program``)."""
+    M = [m for name, m in layer_reduce_mutations(op).items() if not _single_only(name)]
+    M += [
+        Mutation("chain_short_pool", "configuration-fields", "driver: the second pool of a chain is configured "
+                 "with R/4 timesteps instead of R/2", (Patch(_DRIVER, "pool_chain_program",
+                                                             _chain_program(_short_later_pool)),)),
+        Mutation("chain_readback_offset", "read-back", "driver: a chain's result read back one timestep late "
+                 "(load_act base 1)", (Patch(_DRIVER, "pool_chain_program", _chain_program(_chain_readback_late)),)),
+        Mutation("chain_load_before_last_pool", "order", "driver: a chain's read-back emitted before its last pool",
+                 (Patch(_DRIVER, "pool_chain_program", _chain_program(_load_before_last_pool)),)),
+    ]
+    return {m.name: m for m in M}
+
+
+def max_chain_mutations() -> dict[str, Mutation]:
+    return chain_mutations("max")
+
+
+def mean_chain_mutations() -> dict[str, Mutation]:
+    return chain_mutations("mean")

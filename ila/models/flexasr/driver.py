@@ -155,31 +155,10 @@ def pool_chain_program(T, nv, k: int, mode: str = "max") -> list[dict]:
     return prog + [{"name": "load_act", "num_ts": T >> k, "num_v": nv, "base": 0}]
 
 
-def run_pool_chain(x, k: int, mode: str = "max", *, r: Runner | None = None) -> Result:
-    """``k`` temporal poolings of x[T, H] in one program (:func:`pool_chain_program`); T must be
-    divisible by 2^k. ShapeError otherwise (naming T and k)."""
-    flags: list = []
-    r = r or runner()
-    x = np.asarray(x, dtype=np.float32)
-    if x.ndim != 2:
-        raise ShapeError(f"pooling takes a [timesteps, hidden] tensor, got shape {x.shape}")
-    codes, bias_reg = _q(x, None, flags)
-    T, H = codes.shape
-    _check_hidden(H, "hidden size")
-    _check_ts(T)
-    if k < 1 or T % (1 << k):
-        raise ShapeError(f"{k} chained {mode}pools need the timesteps T={T} divisible by {1 << k}")
-    if tiled_bytes(T, H // 16) > C.GB_LARGE_SIZE:
-        raise ShapeError(f"a [{T}, {H}] tensor needs {tiled_bytes(T, H // 16)} bytes: the 1 MiB GB large buffer overflows")
-    frag, reads = r.run(pool_chain_program(T, H // 16, k, mode), {"x": codes})
-    return _finish(r, frag, reads, T >> k, H // 16, bias_reg, {"x": (codes, bias_reg)}, any(flags))
-
-
-def run_pool(x, mode: str = "max", *, codes=None, bias_reg=None, r: Runner | None = None) -> Result:
-    """Temporal max/mean pooling, window (2,1) stride (2,1), over x[T, H]. ``codes``/``bias_reg``
-    give already-quantised input."""
-    flags: list = []
-    r = r or runner()
+def _pool_operand(x, k: int, mode: str, codes, bias_reg, flags: list):
+    """The checked operand of ``k`` temporal poolings: (codes [T, H] uint8, bias register, T,
+    nv = H/16). ShapeError for a non-matrix, a hidden size or T the unit cannot take, T not
+    divisible by 2^k, or a tensor overflowing the 1 MiB GB large buffer."""
     if codes is None:
         x = np.asarray(x, dtype=np.float32)
         if x.ndim != 2:
@@ -188,11 +167,31 @@ def run_pool(x, mode: str = "max", *, codes=None, bias_reg=None, r: Runner | Non
     T, H = codes.shape
     _check_hidden(H, "hidden size")
     _check_ts(T)
-    nv = H // 16
-    if T % 2:
+    if k == 1 and T % 2:
         raise ShapeError(f"temporal {mode}pool needs an even number of timesteps, got {T}")
-    if tiled_bytes(T, nv) > C.GB_LARGE_SIZE:
-        raise ShapeError(f"a [{T}, {H}] tensor needs {tiled_bytes(T, nv)} bytes: the 1 MiB GB large buffer overflows")
+    if k < 1 or T % (1 << k):
+        raise ShapeError(f"{k} chained {mode}pools need the timesteps T={T} divisible by {1 << k}")
+    if tiled_bytes(T, H // 16) > C.GB_LARGE_SIZE:
+        raise ShapeError(f"a [{T}, {H}] tensor needs {tiled_bytes(T, H // 16)} bytes: the 1 MiB GB large buffer overflows")
+    return codes, bias_reg, T, H // 16
+
+
+def run_pool_chain(x, k: int, mode: str = "max", *, r: Runner | None = None) -> Result:
+    """``k`` temporal poolings of x[T, H] in one program (:func:`pool_chain_program`); T must be
+    divisible by 2^k. ShapeError otherwise (naming T and k)."""
+    flags: list = []
+    r = r or runner()
+    codes, bias_reg, T, nv = _pool_operand(x, k, mode, None, None, flags)
+    frag, reads = r.run(pool_chain_program(T, nv, k, mode), {"x": codes})
+    return _finish(r, frag, reads, T >> k, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))
+
+
+def run_pool(x, mode: str = "max", *, codes=None, bias_reg=None, r: Runner | None = None) -> Result:
+    """Temporal max/mean pooling, window (2,1) stride (2,1), over x[T, H]. ``codes``/``bias_reg``
+    give already-quantised input."""
+    flags: list = []
+    r = r or runner()
+    codes, bias_reg, T, nv = _pool_operand(x, 1, mode, codes, bias_reg, flags)
     frag, reads = r.run(pool_program(T, nv, mode), {"x": codes})
     return _finish(r, frag, reads, T // 2, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))
 

@@ -1,0 +1,4 @@
+"""flexasr.meanpool_chain: L temporal mean pools in one FlexASR program (``mappings.flexasr.pool_chain``)."""
+from mappings.flexasr.pool_chain import chain_mapping
+
+MAPPING = chain_mapping("mean")
