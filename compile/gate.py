@@ -6,8 +6,10 @@ sources of everything it depends on) for M whose scope covers S: a proof at S or
 mappings). ``require='proved'`` accepts proofs only. Missing certificates can be obtained on demand
 (``certify='sim'``: a seeded simulation validation; ``certify='proof'``: BMC at S, then a
 simulation if the mapping has no proof setup), within a time budget (seconds, for the proof's
-solver); they are recorded in the ledger. Otherwise the offload is refused, and the decision says
-which mapping, which shape, and the command that would certify it.
+solver); they are recorded in the ledger. A current refutation at S (a failed validation or a
+counterexample, recorded for the same sources) is not re-run: the checks are seeded and
+deterministic. Otherwise the offload is refused, and the decision says which mapping, which shape,
+and the command that would certify it (or the refutation that stands).
 """
 from __future__ import annotations
 
@@ -74,14 +76,25 @@ def decide(name: str, shape: dict, *, require: str = "any", certify: str = "none
     except MappingError as exc:
         return Decision(name, text, False, reason=str(exc))
     certs = _certificates(name, text, require, path)
-    if not certs and certify != "none":
+    if not certs and certify != "none" and not _refuted(name, text, path):
         _obtain(m, shape, text, certify, budget, path)
         certs = _certificates(name, text, require, path)
     if certs:
         return Decision(name, text, True, certs[0])
+    bad = _refuted(name, text, path)
+    if bad:
+        e = bad[0]
+        what = "simulation validation failed" if e["result"] == "failed" else "proof found a counterexample"
+        return Decision(name, text, False, reason=f"the ledger holds a current refutation at {text}: {e['method']} "
+                        f"{what} ({e['date']}); it is not re-run until the sources change")
     need = "a proof" if require == "proved" else "a proof or a passing simulation validation"
     return Decision(name, text, False, reason=f"the ledger holds no current certificate ({need}) at {text}; "
                     f"certify with: {command(name, text, m.proof is not None)}")
+
+
+def _refuted(name: str, text: str, path) -> list[dict]:
+    from verify.ledger import refutations
+    return refutations(name, text, path=path)
 
 
 def _obtain(m, shape: dict, text: str, how: str, budget: float, path) -> None:

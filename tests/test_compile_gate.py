@@ -42,3 +42,26 @@ def test_bad_requests():
         decide("vta.relu", SHAPE, require="maybe")
     d = decide("flexasr.maxpool", {"R": 3, "C": 64})
     assert not d.allowed and "side condition" in d.reason
+
+
+def test_a_refutation_stands_and_is_not_re_run(tmp_path, monkeypatch):
+    """A failed validation recorded for the current sources refuses the offload without running
+    the (seeded, deterministic) check again; a stale one does not count. The failure is produced
+    here by a seeded bug applied in memory (the sources, hence the digest, are unchanged)."""
+    import verify.simval
+    from mappings.registry import get
+    from verify import mutations
+    path = tmp_path / "l.json"
+    shape = {"R": 8, "C": 16, "L": 2}
+    with mutations.applied(mutations.get(get("flexasr.maxpool_chain"), "chain_readback_offset")):
+        assert not decide("flexasr.maxpool_chain", shape, certify="sim", path=path).allowed
+    runs = []
+    real = verify.simval.run_sim
+    monkeypatch.setattr(verify.simval, "run_sim", lambda *a, **k: runs.append(a) or real(*a, **k))
+    d = decide("flexasr.maxpool_chain", shape, certify="sim", path=path)
+    assert not d.allowed and "refutation at 8x16x2" in d.reason and runs == []
+    entries = json.loads(path.read_text())
+    for e in entries:
+        e["digest"] = "0" * 16          # the sources changed since: the refutation no longer stands
+    path.write_text(json.dumps(entries))
+    assert decide("flexasr.maxpool_chain", shape, certify="sim", path=path).allowed and len(runs) == 1

@@ -244,6 +244,15 @@ def certificates(name: str, shape_text: str | None = None, path=None) -> list[di
     return sorted(ok, key=lambda e: (e["result"] != "proved", rank.get(e["scope"].split("/")[0], 1)))
 
 
+def refutations(name: str, shape_text: str, path=None) -> list[dict]:
+    """Current entries of mapping ``name`` at ``shape_text`` that refute it there: failed
+    simulation validations and counterexamples (the checks are seeded and deterministic, so
+    re-running them on the same sources gives the same answer)."""
+    bad = [e for e in current([e for e in load(path) if e["mapping"] == name])
+           if e["result"] in ("failed", "counterexample")]
+    return [e for e in bad if e["scope"].split("/")[0] == shape_text]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m verify.ledger", description="show the proof ledger")
     ap.add_argument("--json", action="store_true")
