@@ -148,7 +148,7 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
         raise CompileError(f"cost must be one of {COSTS} (got {cost!r})")
     from compile import gate
     from compile.offload import shape_of
-    from compile.patterns import mapping_patterns, match
+    from compile.patterns import mapping_patterns, match, variables
     from mappings.base import format_shape
     if matching not in MATCHING:
         raise CompileError(f"matching must be one of {MATCHING} (got {matching!r})")
@@ -213,7 +213,7 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
                     out.refused.append(decisions[key])
             d = decisions[key]
             if d.allowed:
-                operands = [env[k] for k in _vars(pat)]
+                operands = [env[k] for k in variables(pat)]
                 calls.setdefault(v.uid, []).append((name, key[1], operands, d, shape))
     out.seconds["match"] = time.perf_counter() - t1
     t2 = time.perf_counter()
@@ -242,19 +242,6 @@ def _chain(it: _Interner, uid: int) -> tuple:
         rule, uid = it.origin[uid]
         chain.append(rule)
     return tuple(reversed(chain))
-
-
-def _vars(pat) -> list[str]:
-    """The pattern's ?variables in order of first appearance."""
-    out, stack = [], [pat]
-    while stack:
-        p = stack.pop(0)
-        if isinstance(p, str):
-            if p not in out:
-                out.append(p)
-        else:
-            stack[0:0] = list(p.args)
-    return out
 
 
 def _extract(it: _Interner, unions, calls, roots, cost: str = "offloads"):

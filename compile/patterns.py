@@ -148,6 +148,20 @@ def match(pattern: Pattern, value: Value, env: dict | None = None) -> dict | Non
     return env
 
 
+def variables(pattern: Pattern) -> list[str]:
+    """The pattern's ``?variables`` in order of first appearance (depth first, left to right): the
+    order of the operands handed to a mapping's ``bind_operands``."""
+    out, stack = [], [pattern]
+    while stack:
+        p = stack.pop(0)
+        if isinstance(p, str):
+            if p not in out:
+                out.append(p)
+        else:
+            stack[0:0] = list(p.args)
+    return out
+
+
 def matches(graph: Graph, pattern: Pattern) -> list[tuple[Node, dict]]:
     """Every node of ``graph`` where ``pattern`` matches (topological order), with bindings."""
     out = []

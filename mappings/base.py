@@ -23,6 +23,13 @@ A :class:`Mapping` names an accelerator operation (``accelerator.operation``) an
   with the data left in the accelerator (paper Figure 7 (f)); the compiler never matches a chain
   mapping's pattern, it needs the chain mapping's certificate before it fuses such calls
   (:mod:`compile.chains`);
+* the operand adapters the compiler uses at a match of the IR pattern (absent: the mapping is never
+  offloaded): ``match_shape(attrs, shapes, out_shape)``, the mapping's shape from the matched
+  root's attributes, the shapes bound to the pattern's ``?variables`` (``"?x"`` -> tuple) and the
+  root's shape, or None when the match cannot be instantiated (e.g. a batch the unit does not
+  take); ``bind_operands(shape, operands)``, the runner's named inputs from the bound operand
+  arrays (in order of first appearance of the ``?variables``), reshaped to the mapping's layout.
+  Declared here, they are part of the mapping's sources, hence of its certificates' digest;
 * runners: the float32 (or int) reference of the IR semantics and the end-to-end accelerator run
   through the assembler and the ILA simulator, used by ``verify.mapping --method sim|fuzz``.
 
@@ -133,6 +140,8 @@ class Mapping:
     proof: Proof | None = None
     ir_dtype: str = "float32"          # dtype of the IR value the pattern's root computes (numpy name)
     fuses: str | None = None           # a chain mapping: the fused run of consecutive calls of this mapping
+    match_shape: Callable[[dict, dict, tuple], dict | None] | None = None    # see module docstring
+    bind_operands: Callable[[dict, list], dict] | None = None              # see module docstring
 
     @property
     def accelerator(self) -> str:
@@ -194,12 +203,13 @@ class Mapping:
 
 
 RUNNERS = ("random_inputs", "reference", "run_accelerator", "shape_strategy", "edge_inputs", "ir_fragment",
-           "refinement")
+           "refinement", "match_shape", "bind_operands")
 
 
 def mapping_from_module(namespace: dict, **fields) -> Mapping:
     """A Mapping whose runners (``random_inputs``, ``reference``, ``run_accelerator`` and, if
-    defined, ``shape_strategy``, ``edge_inputs``, ``ir_fragment``, ``refinement``, and ``codegen``
+    defined, ``shape_strategy``, ``edge_inputs``, ``ir_fragment``, ``refinement``, the operand
+    adapters ``match_shape`` and ``bind_operands``, and ``codegen``
     from a function ``acc_commands``) are the functions of those names in a mapping module's
     ``globals()``; the other fields are given."""
     for name in RUNNERS:

@@ -51,6 +51,14 @@ class Layout:
         return self.regions[name][0]
 
 
+def prod(dims) -> int:
+    """The number of elements of a tensor of shape ``dims`` (1 for a scalar)."""
+    out = 1
+    for d in dims:
+        out *= int(d)
+    return out
+
+
 def ir_commands(frag: IrFragment, data: dict) -> list[dict]:
     """The compiler-IR ILA command stream: ``tensor_store`` of every element of every input (values
     from ``data[name]``, flat, numbers or expressions), then one command per operator."""

@@ -294,6 +294,18 @@ def shape_strategy():
     return st.builds(lambda t, v: {"T": t, "H": 16 * v}, st.integers(1, 40), st.integers(1, 4))
 
 
+# ----------------------------------------------------------------------------- compiler operand adapters
+def match_shape(attrs: dict, shapes: dict, out_shape: tuple) -> dict:
+    """At ``(nn.dense (nn.softmax (nn.dense ?dec ?enc)) (transpose ?enc))``: enc[T, H], dec[1, H]."""
+    T, H = shapes["?enc"]
+    return {"T": T, "H": H}
+
+
+def bind_operands(shape: dict, operands: list) -> dict:
+    dec, enc = operands
+    return {"dec": np.asarray(dec).reshape(shape["H"]), "enc": enc}
+
+
 MAPPING = mapping_from_module(
     globals(),
     name=NAME,

@@ -116,6 +116,20 @@ def shape_strategy():
     return st.builds(lambda t, v: {"T": t, "H": 16 * v}, st.integers(1, 20), st.integers(1, 4))
 
 
+# ----------------------------------------------------------------------------- compiler operand adapters
+def match_shape(attrs: dict, shapes: dict, out_shape: tuple) -> dict:
+    """At ``(nn.layer_norm ?x ?gamma ?beta ...)``: x[..., H], normalised over its last axis
+    (leading dimensions flattened to T)."""
+    from mappings.common import prod
+    x = shapes["?x"]
+    return {"T": prod(x[:-1]), "H": x[-1]}
+
+
+def bind_operands(shape: dict, operands: list) -> dict:
+    x, gamma, beta = operands
+    return {"x": np.asarray(x).reshape(shape["T"], shape["H"]), "gamma": gamma, "beta": beta}
+
+
 MAPPING = mapping_from_module(
     globals(),
     name=NAME,

@@ -107,6 +107,20 @@ def shape_strategy():
                      st.integers(1, 40), st.integers(1, 8), st.integers(1, 2))
 
 
+# ----------------------------------------------------------------------------- compiler operand adapters
+def match_shape(attrs: dict, shapes: dict, out_shape: tuple) -> dict:
+    """At ``(nn.bias_add (nn.dense ?x ?w) ?b)``: x[..., I] (leading dimensions flattened to T
+    timesteps), w[O, I]."""
+    from mappings.common import prod
+    x, w = shapes["?x"], shapes["?w"]
+    return {"T": prod(x[:-1]), "I": x[-1], "O": w[0]}
+
+
+def bind_operands(shape: dict, operands: list) -> dict:
+    x, w, b = operands
+    return {"x": np.asarray(x).reshape(shape["T"], shape["I"]), "w": w, "b": b}
+
+
 MAPPING = mapping_from_module(
     globals(),
     name=NAME,

@@ -237,6 +237,21 @@ def shape_strategy():
     return st.builds(lambda r, v: {"R": 2 * r, "C": 16 * v}, st.integers(1, 20), st.integers(1, 4))
 
 
+# ----------------------------------------------------------------------------- compiler operand adapters
+def match_shape(attrs: dict, shapes: dict, out_shape: tuple) -> dict | None:
+    """At ``(nn.max_pool2d ?x (pool_size 2 1) (strides 2 1))`` (or the mean pool's): the unit pools
+    one [R, C] matrix, so x[1, 1, R, C] (one image, one channel), no padding, no ceil mode."""
+    x = shapes["?x"]
+    if len(x) != 4 or x[0] * x[1] != 1 or tuple(attrs.get("padding", (0,) * 4)) not in ((0,) * 4, (0, 0)) \
+            or attrs.get("ceil_mode"):
+        return None
+    return {"R": x[2], "C": x[3]}
+
+
+def bind_operands(shape: dict, operands: list) -> dict:
+    return {"x": np.asarray(operands[0]).reshape(shape["R"], shape["C"])}
+
+
 MAPPING = Mapping(
     name=NAME,
     ir_pattern="(nn.max_pool2d ?x (pool_size 2 1) (strides 2 1))",
@@ -253,6 +268,8 @@ MAPPING = Mapping(
     edge_inputs=edge_inputs,
     codegen=acc_commands,
     refinement=refinement,
+    match_shape=match_shape,
+    bind_operands=bind_operands,
     proof=Proof(proof_setup, {"R": 16, "C": 64}, chc_spec="mappings.flexasr.layer_reduce_chc:chc_spec",
                 cex_shapes=({"R": 4, "C": 32}, {"R": 32, "C": 32})),   # where a symbolic refutation looks for a trace
 )

@@ -69,6 +69,15 @@ def acc_commands(shape: dict, inputs: dict) -> list[dict]:
     return fragment_to_mmio(run_pool(inputs["x"], "mean").fragment)
 
 
+def match_shape(attrs: dict, shapes: dict, out_shape: tuple) -> dict | None:
+    """flexasr.maxpool's: x[1, 1, R, C], no padding."""
+    return _pool().match_shape(attrs, shapes, out_shape)
+
+
+def bind_operands(shape: dict, operands: list) -> dict:
+    return _pool().bind_operands(shape, operands)
+
+
 def _pool():
     from mappings.flexasr import maxpool
     return maxpool

@@ -119,6 +119,22 @@ def reference(shape: dict, inputs: dict) -> np.ndarray:
     return conv2d_float_ref(inputs["x"], inputs["w"], stride=shape["S"])
 
 
+def match_shape(attrs: dict, shapes: dict, out_shape: tuple) -> dict | None:
+    """At ``(nn.conv2d ?x ?w (strides S S) (padding 0 0) (data_layout NHWC) (kernel_layout OHWI))``:
+    x[1, H, W, C], w[O, K, K, C] (also read in NCHW/OIHW when the node says so); one image,
+    square kernels."""
+    x, w = shapes["?x"], shapes["?w"]
+    if attrs.get("data_layout") == "NHWC":
+        x, w = (x[0], x[3], x[1], x[2]), (w[0], w[3], w[1], w[2])
+    if len(x) != 4 or w[2] != w[3] or x[0] != 1:
+        return None
+    return {"H": x[2], "W": x[3], "C": x[1], "O": w[0], "K": w[2], "S": attrs["strides"][0]}
+
+
+def bind_operands(shape: dict, operands: list) -> dict:
+    return {"x": operands[0], "w": operands[1]}
+
+
 def make(bits: int) -> Mapping:
     name = "hlscnn.conv2d" if bits == 16 else "hlscnn.conv2d_w8"
 
@@ -156,6 +172,8 @@ def make(bits: int) -> Mapping:
         shape_dims=("H", "W", "C", "O", "K", "S"),
         default_shape={"H": 16, "W": 16, "C": 16, "O": 16, "K": 3, "S": 1},
         side_conditions=side_conditions(bits),
+        match_shape=match_shape,
+        bind_operands=bind_operands,
         tolerance=TOLERANCE[bits],
         random_inputs=random_inputs,
         reference=reference,

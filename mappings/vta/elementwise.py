@@ -70,6 +70,20 @@ def refinement(op: str, shape: dict) -> dict:
     return out
 
 
+def match_shape(op: str, attrs: dict, shapes: dict, out_shape: tuple) -> dict | None:
+    """At ``(add ?a ?b)`` / ``(nn.relu ?a)``: n elements of the result, flattened; add only
+    without broadcasting (a and b of one shape)."""
+    from mappings.common import prod
+    if op == "add" and tuple(shapes["?a"]) != tuple(shapes["?b"]):
+        return None
+    return {"n": prod(out_shape)}
+
+
+def bind_operands(shape: dict, operands: list) -> dict:
+    """The operands flattened, named a (and b)."""
+    return {k: np.asarray(v).reshape(-1) for k, v in zip(("a", "b"), operands)}
+
+
 def make(op: str) -> Mapping:
     name = f"vta.{op}"
     rows_needed = (lambda s: 2 * _rows(s)) if op == "add" else _rows
@@ -137,5 +151,7 @@ def make(op: str) -> Mapping:
         ir_fragment=lambda shape: ir_fragment(op, shape),
         codegen=acc_commands,
         refinement=lambda shape: refinement(op, shape),
+        match_shape=lambda attrs, shapes, out: match_shape(op, attrs, shapes, out),
+        bind_operands=bind_operands,
         proof=Proof(proof_setup, {"n": 32}),
     )

@@ -138,6 +138,20 @@ def shape_strategy():
     return st.builds(lambda n, k, m: {"N": n, "K": k, "M": m}, st.integers(1, 6), st.integers(1, 40), st.integers(1, 40))
 
 
+# ----------------------------------------------------------------------------- compiler operand adapters
+def match_shape(attrs: dict, shapes: dict, out_shape: tuple) -> dict:
+    """At ``(nn.dense ?x ?w (out_dtype int32))``: x[..., K] (leading dimensions flattened to N),
+    w[M, K]."""
+    from mappings.common import prod
+    x, w = shapes["?x"], shapes["?w"]
+    return {"N": prod(x[:-1]), "K": x[-1], "M": w[0]}
+
+
+def bind_operands(shape: dict, operands: list) -> dict:
+    x, w = operands
+    return {"x": np.asarray(x).reshape(shape["N"], shape["K"]), "w": w}
+
+
 MAPPING = Mapping(
     ir_dtype="int32",
     name=NAME,
@@ -155,5 +169,7 @@ MAPPING = Mapping(
     ir_fragment=ir_fragment,
     codegen=acc_commands,
     refinement=refinement,
+    match_shape=match_shape,
+    bind_operands=bind_operands,
     proof=Proof(proof_setup, {"N": 1, "K": 16, "M": 16}),
 )
