@@ -28,6 +28,7 @@ MODULES: dict[str, str] = {
     "hlscnn.conv2d": "mappings.hlscnn.conv2d",
     "hlscnn.conv2d_w8": "mappings.hlscnn.conv2d_w8",
     "vta.add": "mappings.vta.add",
+    "vta.dense": "mappings.vta.dense",
     "vta.gemm": "mappings.vta.gemm",
     "vta.relu": "mappings.vta.relu",
 }

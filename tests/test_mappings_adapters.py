@@ -56,6 +56,11 @@ def _elementwise(op):
     return build
 
 
+def _dense(s, n):
+    x = var("x", (s["N"], s["K"]))
+    return Graph([x], [call("nn.dense", x, const(n["w"]))]), {"x": n["x"]}
+
+
 def _gemm(s, n):
     x, w = var("x", (s["N"], s["K"]), "int32"), var("w", (s["M"], s["K"]), "int32")
     return Graph([x, w], [call("nn.dense", x, w)]), {"x": n["x"], "w": n["w"]}
@@ -65,7 +70,7 @@ def _gemm(s, n):
 BUILD = {"flexasr.linear": _linear, "flexasr.layernorm": _layernorm, "flexasr.attention": _attention,
          "flexasr.maxpool": _pool("nn.max_pool2d"), "flexasr.meanpool": _pool("nn.avg_pool2d"),
          "hlscnn.conv2d": _conv, "hlscnn.conv2d_w8": _conv, "vta.add": _elementwise("add"),
-         "vta.relu": _elementwise("relu"), "vta.gemm": _gemm}
+         "vta.relu": _elementwise("relu"), "vta.gemm": _gemm, "vta.dense": _dense}
 MATCHABLE = [n for n in names() if get(n).match_shape is not None]
 
 
