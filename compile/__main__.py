@@ -25,7 +25,7 @@ def main(argv=None) -> int:
     from compile.gate import CERTIFY, REQUIRE
     ap = argparse.ArgumentParser(prog="python -m compile", description=__doc__.splitlines()[0])
     ap.add_argument("model")
-    ap.add_argument("--targets", default="flexasr,hlscnn,vta", help="comma-separated accelerators")
+    ap.add_argument("--targets", default="flexasr,hlscnn,vta", help="comma-separated accelerators (all their mappings) or mapping names (only those of their accelerator, e.g. hlscnn.conv2d_w8 for the original 8-bit-weight design)")
     ap.add_argument("--matching", choices=MATCHING, default="flexible")
     ap.add_argument("--certify", choices=CERTIFY, default="none",
                     help="obtain missing certificates (mappings at their shapes, rewrites) and record them")

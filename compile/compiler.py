@@ -135,11 +135,28 @@ def _certified_rules(certify: str, budget: float, ledger_path, out: Compiled):
     return rules
 
 
+def selected(targets, names: list[str]) -> set[str]:
+    """The mappings among ``names`` (dotted ``accelerator.operation``) that ``targets`` select: an
+    accelerator name selects all of its mappings, unless mapping names of that accelerator are also
+    given, which select only themselves. CompileError for an empty or unknown target."""
+    accels = {n.split(".")[0] for n in names}
+    targets = tuple(targets)
+    bad = [t for t in targets if t not in accels and t not in names]
+    if bad or not targets:
+        raise CompileError(f"unknown target accelerator(s) or mapping(s) {bad or list(targets)}; known accelerators: "
+                           f"{', '.join(sorted(accels))}; mappings: python -m verify.mapping --list")
+    named = {t for t in targets if t in names}
+    pinned = {t.split(".")[0] for t in named}
+    return named | {n for n in names if n.split(".")[0] in targets and n.split(".")[0] not in pinned}
+
+
 def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matching: str = "exact",
                   require: str = "any", certify: str = "none", budget: float = 60.0, ledger_path=None,
                   max_iters: int = 6, max_terms: int = 50_000, time_limit: float = 5.0,
                   cost: str = "offloads") -> Compiled:
-    """Offload ``graph`` onto ``targets`` (accelerator names). ``cost``: ``offloads`` (the paper's:
+    """Offload ``graph`` onto ``targets``: accelerator names (``flexasr``: all its mappings) or
+    mapping names (``hlscnn.conv2d_w8``: of that accelerator, only the named mappings; a design
+    choice such as HLSCNN's original 8-bit-weight design, :func:`selected`). ``cost``: ``offloads`` (the paper's:
     maximise accelerator invocations) or ``data-movement`` (each call also pays for storing its
     operands and loading its result, :data:`TRANSFER` each, except between the calls of a chain
     that keeps its data in the accelerator, :mod:`compile.chains`). Raises CompileError for bad
@@ -152,10 +169,7 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
     from mappings.base import format_shape
     if matching not in MATCHING:
         raise CompileError(f"matching must be one of {MATCHING} (got {matching!r})")
-    known = {n.split(".")[0] for n in mapping_patterns()}
-    bad = [t for t in targets if t not in known]
-    if bad or not targets:
-        raise CompileError(f"unknown target accelerator(s) {bad or targets}; known: {', '.join(sorted(known))}")
+    chosen = selected(targets, list(mapping_patterns()))
     out = Compiled(matching)
     t0 = time.perf_counter()
     it = _Interner()
@@ -192,7 +206,7 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
                 break
     out.seconds["rewrite"] = time.perf_counter() - t0
     t1 = time.perf_counter()
-    pats = {n: p for n, p in mapping_patterns().items() if n.split(".")[0] in targets}
+    pats = {n: p for n, p in mapping_patterns().items() if n in chosen}
     decisions: dict = {}
     calls: dict[int, list] = {}
     for v in list(it.terms):

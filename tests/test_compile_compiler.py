@@ -75,6 +75,19 @@ def test_targets_and_options_are_checked():
         compile_graph(_net(), ("vta",), matching="fuzzy")
 
 
+def test_targets_select_mappings():
+    """An accelerator selects all its mappings; a mapping name pins its accelerator to the named
+    mappings (a design choice: HLSCNN's 8-bit-weight design)."""
+    from compile.compiler import selected
+    names = ["flexasr.linear", "flexasr.maxpool", "hlscnn.conv2d", "hlscnn.conv2d_w8", "vta.gemm"]
+    assert selected(("flexasr", "hlscnn"), names) == {"flexasr.linear", "flexasr.maxpool", "hlscnn.conv2d",
+                                                      "hlscnn.conv2d_w8"}
+    assert selected(("flexasr", "hlscnn.conv2d_w8"), names) == {"flexasr.linear", "flexasr.maxpool", "hlscnn.conv2d_w8"}
+    assert selected(("hlscnn", "hlscnn.conv2d"), names) == {"hlscnn.conv2d"}
+    with pytest.raises(CompileError, match="hlscnn.conv2d_w4"):
+        selected(("hlscnn.conv2d_w4",), names)
+
+
 def test_deep_graph_compiles(ledger):
     x = var("x", (4, 16))
     v = x

@@ -166,6 +166,12 @@ def test_cosimulation_report_and_data_condition_refusal(tmp_path):
     assert "AdaptivFloat range" in r.invocations[0].refused
     assert np.allclose(r.outputs[0], run(tiny.graph, inp)[0])
     assert "refused" in r.report()
+    # guard off (the design as it is, Table 4): the same call runs on the accelerator, flagged
+    forced = cosimulate(tiny, inp, guard=False)
+    (inv,) = forced.invocations
+    assert not inv.refused and "AdaptivFloat range" in inv.violated and inv.error > 0
+    assert not np.allclose(forced.outputs[0], r.outputs[0])
+    assert "run despite" in forced.report()
     with pytest.raises(CompileError, match="missing input"):
         cosimulate(ok, {})
 

@@ -46,6 +46,7 @@ class Invocation:
     saturated: int
     size: int                    # elements of the result
     refused: str = ""            # a violated data condition: the call ran on the host instead
+    violated: str = ""           # a violated data condition, run on the accelerator anyway (guard off)
     fused: int = 0               # > 0: part of a fused chain of that many calls (one store, one load)
 
 
@@ -66,7 +67,8 @@ class CosimResult:
             fused = f" [fused x{v.fused}]" if v.fused else ""
             rows.append(f"{v.step:>5} {v.mapping:<18} {v.shape:<22} {err:>9} "
                         f"{'[%.3g, %.3g]' % v.out_range:>22} {v.flushed:>8} {v.saturated:>7} {v.seconds:>7.3f}  "
-                        f"{v.source}{fused}{'  (' + v.refused + ')' if v.refused else ''}")
+                        f"{v.source}{fused}{'  (' + v.refused + ')' if v.refused else ''}"
+                        f"{'  (run despite ' + v.violated + ')' if v.violated else ''}")
         return "\n".join(rows)
 
 
@@ -108,11 +110,16 @@ def _stats(step, ref, out, operands, seconds, tol) -> Invocation:
                       int(np.sum((ref64 != 0) & (out64 == 0))), sat, int(out64.size))
 
 
-def cosimulate(compiled, inputs: dict[str, np.ndarray], *, fuse: bool = True, keep: dict | None = None) -> CosimResult:
+def cosimulate(compiled, inputs: dict[str, np.ndarray], *, fuse: bool = True, keep: dict | None = None,
+               guard: bool = True) -> CosimResult:
     """Run ``compiled`` (:class:`compile.compiler.Compiled`) on ``inputs`` (graph input name ->
     array of its shape): host steps in numpy, calls on the ILA simulators. ``fuse``: run the
     chains the compiler fused on a certificate (``compiled.chains()``, :mod:`compile.chains`) as
-    one program each; ``keep``: filled with every step's value (step index -> array).
+    one program each; ``keep``: filled with every step's value (step index -> array); ``guard``:
+    a call whose operands violate a data condition of its mapping runs on the host (the compiler's
+    sound default); ``guard=False`` runs it on the accelerator anyway and records the violated
+    condition (``Invocation.violated``): the design as it is, for design-space exploration (the
+    paper's Table 4 experiment), outside what its certificate covers.
     CompileError for missing or misshaped inputs, naming them."""
     from mappings.registry import get
     program = compiled.program
@@ -151,13 +158,15 @@ def cosimulate(compiled, inputs: dict[str, np.ndarray], *, fuse: bool = True, ke
         named = mapping_inputs(s.mapping, s.shape, args)
         ref = term_reference(s, args)
         bad = [c for c in m.data_conditions if not c.holds(s.shape, named)]
-        if bad:
+        if bad and guard:
             out = ref
             inv = _stats(s, ref, out, args, time.perf_counter() - t0, m.tolerance_at(s.shape))
             inv.refused = f"data condition {bad[0].name!r}: {bad[0].text}"
         else:
             out = np.asarray(m.run_accelerator(s.shape, named)).reshape(s.value.shape).astype(s.value.dtype)
             inv = _stats(s, ref, out, args, time.perf_counter() - t0, m.tolerance_at(s.shape))
+            if bad:
+                inv.violated = f"data condition {bad[0].name!r}"
         res.accelerator_seconds += inv.seconds
         res.invocations.append(inv)
         env[s.index] = out
