@@ -24,7 +24,9 @@ from compile.ir import ops
 from compile.ir.graph import Graph, Node, Value
 
 _DEFAULTS = {"data_layout": "NCHW", "kernel_layout": "OIHW"}
-_ILA_ONLY = {"lstm_layer"}
+# operators a pattern may name that are compiler-IR ILA instructions but not IR operators: none since
+# lstm_layer became an IR operator (compile.ir.ops; the nn.lstm rewrite lstm_fold produces it)
+_ILA_ONLY: frozenset = frozenset()
 
 
 class PatternError(CompileError):

@@ -561,3 +561,37 @@ def _lstm(x, w, r, b=None, h0=None, c0=None):
         h = o * np.tanh(c)
         out[t, 0] = h
     return out.astype(x.dtype)
+
+
+def _lstm_layer_shape(shapes, attrs):
+    x, w_ih, w_hh, b = shapes
+    _need(len(x) == 2, f"lstm_layer needs x[T, I] (2-D), got rank {len(x)}")
+    _need(len(w_hh) == 2 and w_hh[0] >= 4 and w_hh[0] == 4 * w_hh[1],
+          f"lstm_layer needs w_hh[4H, H], got {tuple(w_hh)}")
+    H = w_hh[1]
+    _need(tuple(w_ih) == (4 * H, x[1]), f"lstm_layer needs w_ih[4H, I] = ({4 * H}, {x[1]}), got {tuple(w_ih)}")
+    _need(tuple(b) == (4 * H,), f"lstm_layer needs b[4H] = ({4 * H},), got {tuple(b)}")
+    return (x[0], H)
+
+
+@_op("lstm_layer", 4, {}, _lstm_layer_shape)
+def _lstm_layer(x, w_ih, w_hh, b):
+    """One forward LSTM layer as FlexASR runs it (paper §4.4.2) and as the compiler-IR ILA's
+    ``lstm_layer`` instruction states it: PyTorch's nn.LSTM equations and gate order (i, f, g, o)
+    in the 4H weight rows; x[T, I], w_ih[4H, I], w_hh[4H, H], one bias b[4H] (= b_ih + b_hh), zero
+    initial hidden and cell state; returns the hidden-state sequence h[T, H]. Computed in float64,
+    rounded once to float32 (the float reference of ``ila.models.flexasr.reference.lstm_layer``
+    up to float32 rounding)."""
+    H = w_hh.shape[1]
+    Wi, Wh = w_ih.astype(np.float64), w_hh.astype(np.float64)
+    xw = x.astype(np.float64) @ Wi.T + b.astype(np.float64)
+    h, c = np.zeros(H), np.zeros(H)
+    sig = lambda v: 1.0 / (1.0 + np.exp(-v))    # noqa: E731
+    out = np.empty((x.shape[0], H), np.float64)
+    for t in range(x.shape[0]):
+        g = xw[t] + Wh @ h
+        i, f, gg, o = sig(g[:H]), sig(g[H:2 * H]), np.tanh(g[2 * H:3 * H]), sig(g[3 * H:])
+        c = f * c + i * gg
+        h = o * np.tanh(c)
+        out[t] = h
+    return out.astype(np.float32)

@@ -23,6 +23,8 @@ def _pool_lhs(p):
     return [x], call("nn.max_pool2d", x, pool_size=(2 * p["a"], 1), strides=(p["a"], 1))
 
 
+_LSTM_SMALL = (dict(T=2, I=1, H=1, bias=True, state="zeros"), dict(T=2, I=2, H=2, bias=True, state="absent"))
+
 BROKEN = (
     Rewrite("conv2d_im2col_transposed_kernel", "im2col with the kernel's KH and KW axes swapped",
             lambda n: rules.conv2d_im2col(n, kernel_axes=(0, 1, 3, 2)) if n.args[1].shape[2] == n.args[1].shape[3]
@@ -31,4 +33,11 @@ BROKEN = (
             (dict(C=1, O=1, KH=2, KW=2, S=1, P=0, H=2, W=2),)),
     Rewrite("maxpool_split_wrong_stride", "a (2a,1)/(a,1) pool split with the first pool at stride 1",
             _pool_wrong_stride, _pool_lhs, lambda rng: dict(a=2, H=2 * int(rng.integers(2, 6))), (dict(a=2, H=6),)),
+    Rewrite("lstm_fold_swapped_gates", "lstm_fold with ONNX's o and f gates taken for PyTorch's f and o (the "
+            "permutation (i, o, c, f) instead of (i, f, c, o))",
+            lambda n: rules.lstm_fold(n, order=(0, 1, 3, 2)), rules._lstm_lhs, rules._rand_lstm, _LSTM_SMALL,
+            bit_exact=False, rtol=rules.LSTM_RTOL),
+    Rewrite("lstm_fold_dropped_bias", "lstm_fold summing only the input bias Wb (the recurrence bias Rb dropped)",
+            lambda n: rules.lstm_fold(n, halves=(True, False)), rules._lstm_lhs, rules._rand_lstm, _LSTM_SMALL,
+            bit_exact=False, rtol=rules.LSTM_RTOL),
 )

@@ -5,7 +5,9 @@ Two checks, both required:
 * **exact** — at each of the rewrite's small parameters, both sides are lowered to the
   compiler-IR ILA (int32 numerics, :mod:`compile.rewrites.lower`) over the same symbolic input
   elements and proved equal on every output element for all data by BMC (``verify.bmc``); a
-  difference is a counterexample replayed in the simulator;
+  difference is a counterexample replayed in the simulator. The ILA's ``int32_uf`` numerics keep
+  sigmoid and tanh uninterpreted (no axioms), so the recurrent rewrites are proved for every
+  activation function (and so for the real ones) while add/multiply stay the exact ring Z/2^32;
 * **property** — on random parameters satisfying the guard, random float32 data through the host
   runtime: equal values (``bit_exact``; -0 and +0 compare equal) or a relative Frobenius error
   within ``rtol``; a shape difference between the sides is a failure too.
@@ -70,7 +72,7 @@ def exact_check(rw: Rewrite, params: dict, timeout: float | None = 60.0):
         elements[v.uid] = symbolic_data(int(np.prod(v.shape)), 32, prefix=f"{v.name}_")
         data += elements[v.uid]
     left, right = lower([lhs], elements), lower([rhs], elements)
-    ila = relay_ila("int32", tensor_entries=1 << 16)
+    ila = relay_ila("int32_uf", tensor_entries=1 << 16)    # int32 with uninterpreted sigmoid/tanh
     n = int(np.prod(lhs.shape))
     ps = ProofSetup(Side(ila, left.commands, "tensor"), Side(ila, right.commands, "tensor"), data,
                     [(left.base[lhs.uid] + k, right.base[rhs.uid] + k) for k in range(n)],

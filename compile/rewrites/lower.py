@@ -5,7 +5,8 @@ same ILA over shared symbolic input elements.
 Layout: one tensor memory; address 0 holds the constant 0 (padding), tensors are placed one after
 another from address 1, row-major. Operators with an ILA instruction use it (``nn.dense``,
 ``nn.bias_add``, ``add``, ``multiply``, ``nn.relu``, ``nn.max_pool2d`` without padding,
-``nn.conv2d`` with batch 1, groups 1, one stride, no padding or dilation). Pure data-movement
+``nn.conv2d`` with batch 1, groups 1, one stride, no padding or dilation; ``lstm_layer``; ``nn.lstm``
+with batch 1 and initial states absent or constant zeros, through its own ONNX-LSTM instruction). Pure data-movement
 operators (``reshape``, ``transpose``, ``nn.im2col``, ``strided_slice``, ``concatenate``,
 ``squeeze``, ``expand_dims``, ``nn.batch_flatten``, ``nn.pad`` with value 0, and the broadcast of an
 ``add``/``multiply`` operand) are lowered through their own numpy semantics applied to the element
@@ -181,5 +182,28 @@ def _node(f: Fragment, node: Node) -> None:
             return
         _cmd(f, "nn.conv2d_nchw", f.base[x.uid], f.base[w.uid], f.alloc(node), x.shape[1], x.shape[2], x.shape[3],
              w.shape[0], (sh << 24) | (w.shape[2] << 8) | w.shape[3])
+        return
+    if node.op == "lstm_layer":
+        x, w_ih, w_hh, b = args
+        (T, I), H = x.shape, w_hh.shape[1]
+        out = f.alloc(node)
+        _cmd(f, "lstm_layer", f.base[x.uid], f.base[w_ih.uid], f.base[w_hh.uid], f.base[b.uid], out,
+             f.alloc(Var((5 * H,), node.dtype)), T, (I << 16) | H)
+        return
+    if node.op == "nn.lstm":
+        x, w, r = args[:3]
+        T, B, I = x.shape
+        H = r.shape[2]
+        _need(B == 1, node, "batch > 1")
+        _need(all(isinstance(s, Const) and not np.any(np.asarray(s.value)) for s in args[4:]), node,
+              "an initial state other than constant zeros")
+        if len(args) > 3:
+            bb = f.base[args[3].uid]
+        else:                                       # no bias: both halves zero
+            bb = f.alloc(Var((8 * H,), node.dtype))
+            _copy(f, np.full(8 * H, ZERO), bb)
+        out = f.alloc(node)
+        _cmd(f, "nn.lstm", f.base[x.uid], f.base[w.uid], f.base[r.uid], bb, out,
+             f.alloc(Var((5 * H,), node.dtype)), T, (I << 16) | H)
         return
     raise LoweringError(f"{node.op} at {node.source or '?'} has no compiler-IR ILA lowering")

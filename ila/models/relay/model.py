@@ -21,8 +21,9 @@ Operators (``func_id``: arguments):
   (sh << 16 | sw) over P planes of H x W, no padding; avg divides by kh * kw
 * ``nn.conv2d`` (25: NCHW/OIHW, 26: NHWC/HWIO): x, w, out, C, H, W, O, (kh << 16 | kw | s << 24)
   with one stride s for both axes, batch 1, no padding
-* ``nn.layer_norm`` (27), ``lstm_layer`` (28), ``nn.batch_matmul`` (29), ``nn.softmax`` (30): see
-  :mod:`~ila.models.relay.seq` (the sequence-model operators, FlexASR's LayerNorm/LSTM/attention)
+* ``nn.layer_norm`` (27), ``lstm_layer`` (28), ``nn.batch_matmul`` (29), ``nn.softmax`` (30),
+  ``nn.lstm`` (31, ONNX's LSTM): see :mod:`~ila.models.relay.seq` (the sequence-model operators,
+  FlexASR's LayerNorm/LSTM/attention)
 
 Source of the semantics: TVM Relay operator definitions; relay-ila's loop-FSM modelling style.
 """
@@ -39,7 +40,7 @@ FUNC_IDS = {
     "tensor_store": 1, "tensor_load": 2, "nn.dense": 16, "nn.bias_add": 17, "add": 18, "multiply": 19,
     "nn.relu": 20, "reshape": 21, "transpose": 22, "nn.max_pool2d": 23, "nn.avg_pool2d": 24,
     "nn.conv2d_nchw": 25, "nn.conv2d_nhwc": 26, "nn.layer_norm": 27, "lstm_layer": 28, "nn.batch_matmul": 29,
-    "nn.softmax": 30,
+    "nn.softmax": 30, "nn.lstm": 31,
 }
 N_ARGS = 8
 N_COUNTERS = 6

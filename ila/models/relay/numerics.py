@@ -8,6 +8,12 @@ Two element types:
   the axioms stated here (commutativity; max returns one of its arguments).
 * ``int32``: two's-complement 32-bit integers with exact bit-vector operators (``bvadd``,
   ``bvmul``, signed max via ``ite(bvslt)``), for the integer accelerators (VTA).
+* ``int32_uf``: ``int32`` plus ``sigmoid`` and ``tanh`` as uninterpreted functions
+  (``relay_isigmoid``, ``relay_itanh``; no axioms), so the recurrent operators (``lstm_layer``,
+  ``nn.lstm``) exist in the integer ILA. The exact checks of compiler-IR rewrites use it: an
+  identity proved there holds for *every* activation function, in particular for the real
+  sigmoid and tanh. The simulation bodies read the element as Q16.16 fixed point (value / 2^16)
+  and round the float64 activation back; proofs never rely on them.
 
 Source of the semantics: TVM Relay operator definitions (float32 and int32 tensors).
 """
@@ -106,9 +112,25 @@ def _int32() -> Numerics:
                     lambda b: np.asarray(b, dtype=np.uint64).astype(np.uint32).view(np.int32))
 
 
+def _q16(fn: Callable) -> Callable:
+    def body(a):
+        v = np.asarray(a, dtype=np.uint64).astype(np.uint32).view(np.int32).astype(np.float64) / 65536.0
+        return np.round(fn(v) * 65536.0).astype(np.int64).astype(np.uint32).astype(np.uint64)
+    return body
+
+
+def _int32_uf() -> Numerics:
+    from dataclasses import replace
+    I32 = BvSort(32)
+    isig = FuncRef("relay_isigmoid", I32, [I32], body=_q16(lambda v: 1.0 / (1.0 + np.exp(-v))))
+    itanh = FuncRef("relay_itanh", I32, [I32], body=_q16(np.tanh))
+    return replace(_int32(), name="int32_uf", sigmoid=isig, tanh=itanh)
+
+
 FLOAT32 = _float32()
 INT32 = _int32()
-NUMERICS = {"float32": FLOAT32, "int32": INT32}
+INT32_UF = _int32_uf()
+NUMERICS = {"float32": FLOAT32, "int32": INT32, "int32_uf": INT32_UF}
 
 
 def abstract(name: str, width: int, *, max_body: Callable | None = None, add_body: Callable | None = None,

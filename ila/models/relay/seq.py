@@ -18,6 +18,15 @@ Operators (``func_id``: arguments, tensors row-major from their base addresses):
   Loops (t, phase < 2, j, k) with per-phase bounds: phase 0, j < 4H, k < I + H: gate pre-activation
   g[j] = sum_k W[j, k] * [x_t ; h_(t-1)][k] + b[j]; phase 1, j < H, k < 1: c = sigmoid(f) * c +
   sigmoid(i) * tanh(g), h = sigmoid(o) * tanh(c).
+* ``nn.lstm`` (31: x, w, r, b, out, scratch, T, I << 16 | H) — ONNX's LSTM operator (forward,
+  batch 1, zero initial state, default activations f = sigmoid, g = h = tanh), stated from the ONNX
+  operator specification independently of ``lstm_layer``: ONNX gate order (i, o, f, c) in the 4H
+  rows of w[4H, I] (W) and r[4H, H] (R), and the two bias vectors of b[8H] (Wb then Rb) added
+  separately; out[T, H] is Y (ONNX's [T, 1, 1, H]); scratch[5H] holds the gate pre-activations
+  (4H) and the cell state (H). Loops (t, phase < 3, j, k) with per-phase bounds: phase 0, j < 4H,
+  k < I: s[j] = sum_k W[j, k] * x_t[k] + Wb[j]; phase 1, j < 4H, k < H: s[j] += sum_k R[j, k] *
+  H_(t-1)[k] + Rb[j] (H_(-1) = 0); phase 2, j < H, k < 1: i = f(s[j]), o = f(s[H + j]),
+  f_t = f(s[2H + j]), c = g(s[3H + j]); C_t = f_t * C_(t-1) + i * c (C_(-1) = 0), H_t = o * h(C_t).
 * ``nn.batch_matmul`` (29: x, y, out, B, N, K, M) — out[b, n, m] = sum_k x[b, n, k] * y[b, m, k]
   (Relay's default transpose_b layout); loops (b, n, m, k).
 * ``nn.softmax`` (30: x, out, R, C) — softmax over the last axis: loops (r, phase < 3, c): phase 0
@@ -25,7 +34,8 @@ Operators (``func_id``: arguments, tensors row-major from their base addresses):
   exp(x - max) / sum.
 
 Source of the semantics: TVM Relay operator definitions (nn.layer_norm with axis=-1, nn.softmax
-with axis=-1, nn.batch_matmul with transpose_b) and PyTorch's LSTM cell equations.
+with axis=-1, nn.batch_matmul with transpose_b), PyTorch's LSTM cell equations (``lstm_layer``)
+and the ONNX LSTM operator specification (``nn.lstm``).
 """
 from __future__ import annotations
 
@@ -35,7 +45,7 @@ W = 32
 
 
 def add_sequence_ops(ctx, loop_op) -> None:
-    """Declare the four operators on the compiler-IR ILA under construction (``ctx`` and
+    """Declare the five operators on the compiler-IR ILA under construction (``ctx`` and
     ``loop_op`` from :mod:`ila.models.relay.model`)."""
     num, t = ctx.num, ctx.tensor
     zero = num.const(num.zero)
@@ -113,3 +123,39 @@ def add_sequence_ops(ctx, loop_op) -> None:
         return {ctx.acc: acc,
                 t: ite(ph.eq(0), ite(last_k, store(t, s_b + j, pre), t), cell)}
     loop_op(ctx, "lstm_layer", lstm_dims, lstm, nested=True)
+
+    # ------------------------------------------------------------------ nn.lstm (ONNX LSTM)
+    def onnx_lstm_dims(a, c):
+        I, H = a[7].lshr(16), a[7] & 0xFFFF
+        ph = c[1]
+        return [a[6], bv_const(3, W), ite(ph.eq(2), H, H * 4), ite(ph.eq(0), I, ite(ph.eq(1), H, bv_const(1, W)))]
+
+    def onnx_lstm(cfg, c, *_):
+        step, ph, j, k = c
+        x_b, w_b, r_b, b_b, out_b, s_b = cfg[:6]
+        I, H = cfg[7].lshr(16), cfg[7] & 0xFFFF
+        first = step.eq(0)
+        # phases 0 and 1: one multiply-accumulate of gate row j (addresses clamped into the operands)
+        in_x = ph.eq(0)
+        wt = ld(ite(in_x, w_b + j * I + k, r_b + j * H + k))
+        v = ld(ite(in_x | first, x_b + step * I + ite(in_x, k, bv_const(0, W)), out_b + (step - 1) * H + k))
+        term = ite(ph.eq(1) & first, zero, num.mul(wt, v))
+        acc = num.add(ite(k.eq(0), zero, ctx.acc), term)
+        last_x, last_h = k.eq(I - 1), k.eq(H - 1)
+        gate = ite(ph.eq(2), bv_const(0, W), j)
+        x_part = num.add(acc, ld(b_b + gate))                                   # X_t W^T + Wb
+        h_part = num.add(ld(s_b + gate), num.add(acc, ld(b_b + 4 * H + gate)))   # + (H_(t-1) R^T + Rb)
+        # phase 2: ONNX's cell equations for hidden unit j, gates (i, o, f, c)
+        u = ite(ph.eq(2), j, bv_const(0, W))
+        i_t = num.sigmoid(ld(s_b + u))
+        o_t = num.sigmoid(ld(s_b + H + u))
+        f_t = num.sigmoid(ld(s_b + 2 * H + u))
+        c_t = num.tanh(ld(s_b + 3 * H + u))
+        c_prev = ite(first, zero, ld(s_b + 4 * H + u))
+        C = num.add(num.mul(f_t, c_prev), num.mul(i_t, c_t))
+        Hn = num.mul(o_t, num.tanh(C))
+        cell = store(store(t, s_b + 4 * H + u, C), out_b + step * H + u, Hn)
+        return {ctx.acc: acc,
+                t: ite(ph.eq(0), ite(last_x, store(t, s_b + j, x_part), t),
+                       ite(ph.eq(1), ite(last_h, store(t, s_b + j, h_part), t), cell))}
+    loop_op(ctx, "nn.lstm", onnx_lstm_dims, onnx_lstm, nested=True)
