@@ -56,6 +56,11 @@ def _elementwise(op):
     return build
 
 
+def _lstm(s, n):
+    x = var("x", (s["T"], s["I"]))
+    return Graph([x], [call("lstm_layer", x, const(n["w_ih"]), const(n["w_hh"]), const(n["b"]))]), {"x": n["x"]}
+
+
 def _dense(s, n):
     x = var("x", (s["N"], s["K"]))
     return Graph([x], [call("nn.dense", x, const(n["w"]))]), {"x": n["x"]}
@@ -68,7 +73,7 @@ def _gemm(s, n):
 
 # a graph holding just the mapping's pattern, built from the mapping's named inputs
 BUILD = {"flexasr.linear": _linear, "flexasr.layernorm": _layernorm, "flexasr.attention": _attention,
-         "flexasr.maxpool": _pool("nn.max_pool2d"), "flexasr.meanpool": _pool("nn.avg_pool2d"),
+         "flexasr.lstm": _lstm, "flexasr.maxpool": _pool("nn.max_pool2d"), "flexasr.meanpool": _pool("nn.avg_pool2d"),
          "hlscnn.conv2d": _conv, "hlscnn.conv2d_w8": _conv, "vta.add": _elementwise("add"),
          "vta.relu": _elementwise("relu"), "vta.gemm": _gemm, "vta.dense": _dense}
 MATCHABLE = [n for n in names() if get(n).match_shape is not None]

@@ -1,9 +1,12 @@
 """flexasr.lstm: one LSTM layer (zero initial state) on FlexASR's PEs.
 
-IR pattern: ``(lstm_layer ?x ?w_ih ?w_hh ?b)`` — the compiler-IR ILA's LSTM-layer instruction,
-which the compiler matches for an unrolled Relay LSTM (per timestep: two ``nn.dense``, ``add``,
-``split`` into the gates i, f, g, o, ``sigmoid``/``tanh``, ``multiply``/``add`` for c and h; the
-paper's 35-step LSTM is 566 Relay operators mapped to one FlexASR LSTM invocation).
+IR pattern: ``(lstm_layer ?x ?w_ih ?w_hh ?b)`` — the IR operator ``lstm_layer`` (and the
+compiler-IR ILA's LSTM-layer instruction). The front-ends' folded ONNX ``nn.lstm`` becomes it by
+the certified rewrite ``lstm_fold`` (``compile.rewrites.rules``); in the paper it stands for an
+unrolled Relay LSTM (per timestep: two ``nn.dense``, ``add``, ``split`` into the gates i, f, g, o,
+``sigmoid``/``tanh``, ``multiply``/``add`` for c and h; the paper's 35-step LSTM is 566 Relay
+operators mapped to one FlexASR LSTM invocation). Operand adapters: :func:`match_shape`,
+:func:`bind_operands`.
 PyTorch gate order (i, f, g, o) in the 4H weight rows; b = b_ih + b_hh; output: the hidden-state
 sequence h[T, H].
 
@@ -103,6 +106,27 @@ def acc_commands(shape: dict, inputs: dict) -> list[dict]:
 def shape_strategy():
     from hypothesis import strategies as st
     return st.builds(lambda t, i: {"T": t, "I": 16 * i, "H": 64}, st.integers(1, 12), st.integers(1, 4))
+
+
+# ----------------------------------------------------------------------------- compiler operand adapters
+def match_shape(attrs: dict, shapes: dict, out_shape: tuple) -> dict | None:
+    """At ``(lstm_layer ?x ?w_ih ?w_hh ?b)`` (the IR operator, e.g. from the ``lstm_fold`` rewrite of
+    the front-ends' ``nn.lstm``): x[T, I], w_ih[4H, I], w_hh[4H, H], b[4H]; None for other shapes."""
+    x, w_ih, w_hh, b = (tuple(shapes[k]) for k in ("?x", "?w_ih", "?w_hh", "?b"))
+    if len(x) != 2 or len(w_hh) != 2:
+        return None
+    T, I = x
+    H = w_hh[1]
+    if w_hh[0] != 4 * H or w_ih != (4 * H, I) or b != (4 * H,):
+        return None
+    return {"T": T, "I": I, "H": H}
+
+
+def bind_operands(shape: dict, operands: list) -> dict:
+    x, w_ih, w_hh, b = operands
+    T, I, H = shape["T"], shape["I"], shape["H"]
+    return {"x": np.asarray(x).reshape(T, I), "w_ih": np.asarray(w_ih).reshape(4 * H, I),
+            "w_hh": np.asarray(w_hh).reshape(4 * H, H), "b": np.asarray(b).reshape(4 * H)}
 
 
 MAPPING = mapping_from_module(
