@@ -23,7 +23,7 @@ def _pool_lhs(p):
     return [x], call("nn.max_pool2d", x, pool_size=(2 * p["a"], 1), strides=(p["a"], 1))
 
 
-_LSTM_SMALL = (dict(T=2, I=1, H=1, bias=True, state="zeros"), dict(T=2, I=2, H=2, bias=True, state="absent"))
+_LSTM_SMALL = (dict(T=2, I=1, H=1, bias="input", state="zeros"), dict(T=2, I=2, H=2, bias="input", state="absent"))
 
 BROKEN = (
     Rewrite("conv2d_im2col_transposed_kernel", "im2col with the kernel's KH and KW axes swapped",
