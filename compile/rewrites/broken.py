@@ -23,7 +23,9 @@ def _pool_lhs(p):
     return [x], call("nn.max_pool2d", x, pool_size=(2 * p["a"], 1), strides=(p["a"], 1))
 
 
-_LSTM_SMALL = (dict(T=2, I=1, H=1, bias="input", state="zeros"), dict(T=2, I=2, H=2, bias="input", state="absent"))
+# one small instance: T = 2 so the forget gate (multiplying the cell state of step 0) matters; the
+# BMC counterexample takes ~2 s here, ~8 s at I = H = 2
+_LSTM_SMALL = (dict(T=2, I=1, H=1, bias="input", state="zeros"),)
 
 BROKEN = (
     Rewrite("conv2d_im2col_transposed_kernel", "im2col with the kernel's KH and KW axes swapped",
