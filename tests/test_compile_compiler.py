@@ -99,7 +99,7 @@ def test_deep_graph_compiles(ledger):
 
 def test_cli(ledger):
     env = {**os.environ, "D2A_LEDGER": str(ledger)}
-    r = subprocess.run([sys.executable, "-m", "compile", "benchmarks.models:resnet20", "--json", "--targets", "vta"],
+    r = subprocess.run([sys.executable, "-m", "compile", "benchmarks.applications:resnet20", "--json", "--targets", "vta"],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)

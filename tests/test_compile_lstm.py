@@ -103,14 +103,10 @@ def test_lstm_fold_applies_to_lstm_wlm_and_the_gate_refuses_its_650_features(tmp
     """LSTM-WLM (benchmarks/models/lstm_wlm.py: 650 embedding and hidden features) violates
     FlexASR's LSTM side conditions (I a multiple of 16, H of 64): matched, not offloaded."""
     from compile import gate
-    from compile.frontend import from_torch
     from compile.ir.graph import Node, topological
     pytest.importorskip("torch")
-    # compile.applications.load_graph("lstm_wlm", 0) builds the same graph, but only once per process:
-    # importing the submodule benchmarks.models.lstm_wlm rebinds the package attribute its entry point
-    # names (benchmarks.models:lstm_wlm, a function) to the module; benchmarks.models.get is safe
-    from benchmarks.models import get
-    g = from_torch(*get("lstm_wlm", 0))
+    from compile.applications import load_graph
+    g, _ = load_graph("lstm_wlm", 0)
     (lstm,) = [v for v in topological(g.outputs) if isinstance(v, Node) and v.op == "nn.lstm"]
     out = rules.lstm_fold(lstm)
     assert out is not None and out.shape == lstm.shape == (35, 1, 1, 650)

@@ -31,12 +31,3 @@ def _build(name: str):
     mod = importlib.import_module(f"benchmarks.models.{name}")
     model = mod.build().eval()
     return model, mod.example_inputs()
-
-
-# entry points of the d2a.applications group (pyproject.toml): called after torch.manual_seed
-def efficientnet_b0(): return _build("efficientnet_b0")   # noqa: E704
-def lstm_wlm(): return _build("lstm_wlm")                 # noqa: E704
-def mobilenet_v2(): return _build("mobilenet_v2")         # noqa: E704
-def resmlp(): return _build("resmlp")                     # noqa: E704
-def resnet20(): return _build("resnet20")                 # noqa: E704
-def transformer(): return _build("transformer")           # noqa: E704
