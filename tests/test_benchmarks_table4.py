@@ -1,0 +1,54 @@
+"""Table 4's aggregation (results, per-layer statistics, the root-cause sentences) on synthetic
+points, the weight-format report on a compiled HLSCNN convolution, and the CLI's errors."""
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks import table4 as T
+
+
+def _pt(i, label, host, acc, layers):
+    return {"i": i, "label": label, "host": host, "acc": acc, "seconds": 1.0, "host_seconds": 0.01, "layers": layers}
+
+
+def test_results_and_per_layer_statistics():
+    pts = [_pt(0, 3, 3, 3, [["c1", "hlscnn.conv2d_w8", "8x8", 0.02, 2, 0, 100, ""],
+                            ["fc", "flexasr.linear", "1x16x64", None, 0, 0, 64, "refused: x"]]),
+           _pt(1, 4, 4, 7, [["c1", "hlscnn.conv2d_w8", "8x8", 0.04, 0, 1, 100, ""],
+                            ["fc", "flexasr.linear", "1x16x64", 0.01, 3, 0, 64, "violated: data condition"]])]
+    assert T.result("resnet20", pts, "host") == 1.0 and T.result("resnet20", pts, "acc") == 0.5
+    rows = T.per_layer(pts)
+    assert rows[0]["mean"] == pytest.approx(0.03) and rows[0]["max"] == pytest.approx(0.04)
+    assert rows[0]["flushed"] == pytest.approx(2 / 200) and rows[0]["saturated"] == pytest.approx(1 / 200)
+    assert rows[1]["refused"] == 1 and rows[1]["violated"] == 1 and rows[1]["mean"] == pytest.approx(0.01)
+    text = [{"host": 2 * 35 * math.log(100), "acc": 2 * 35 * math.log(200), "tokens": 70, "layers": []}]
+    assert T.result("lstm_wlm", text, "host") == pytest.approx(100) and T.result("lstm_wlm", text, "acc") == pytest.approx(200)
+    assert T.fmt("lstm_wlm", 100.0).startswith("100.00") and T.fmt("resnet20", 0.5) == "50.00 %"
+
+
+def test_nll_is_the_cross_entropy():
+    z = np.log(np.array([[0.5, 0.25, 0.25], [0.1, 0.8, 0.1]]))
+    assert T._nll(z, [0, 1]) == pytest.approx(-math.log(0.5) - math.log(0.8))
+
+
+def test_weight_report_quantises_the_trained_weights(tmp_path):
+    """An 8-bit weight format (6 fraction bits) flushes |w| < 2**-7 to 0; 16 bits keep them."""
+    from compile.compiler import compile_graph
+    from compile.ir.graph import Graph, call, const, var
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((4, 2, 3, 3)) * 0.01).astype(np.float32)
+    x = var("x", (1, 2, 8, 8))
+    g = Graph([x], [call("nn.conv2d", x, const(w))])
+    c = compile_graph(g, ("hlscnn.conv2d_w8",), matching="flexible", certify="sim", ledger_path=tmp_path / "l.json")
+    assert c.counts() == {"hlscnn.conv2d_w8": 1}
+    (r,) = T.weight_report(c)
+    want8 = np.mean(np.abs(w) < 2.0 ** -7)
+    assert r["flushed8"] == pytest.approx(want8, abs=0.02) and r["flushed8"] > 0.2
+    assert r["flushed16"] < 0.01 and r["error8"] > 10 * r["error16"]
+
+
+def test_cli_rejects_bad_options(capsys):
+    assert T.main(["--apps", "alexnet"]) == 2
+    assert "alexnet" in capsys.readouterr().err
+    assert T.main(["--apps", "resnet20", "--samples", "0"]) == 2
