@@ -15,7 +15,15 @@ What each proof covers (abstract arithmetic, bit-precise, data movement) is the 
 statement; the verdict's detail is printed beside it. Registered mappings without a proof setup
 are listed as such (they are validated by ``--method sim|fuzz`` only).
 
-Writes ``paper_results/proofs.md``. Run: ``python -m benchmarks.proofs [--quick] [--no-mutations] [--timeout S] [--out PATH]``
+Every proof and every seeded-bug check is one task of a Dask campaign (:mod:`benchmarks.campaign`:
+a LocalCluster of ``--workers`` processes, or ``--scheduler ADDRESS``); each task records its
+verdict in the ledger itself (the ledger's writes are locked) and its summary in the campaign's
+results file as it finishes, keyed by the mapping's source digest, so an interrupted run resumes
+and only re-proves what changed. Seconds are measured inside each task (with ``--workers 2`` two
+proofs share this machine's 2 cores).
+
+Writes ``paper_results/proofs.md``. Run: ``python -m benchmarks.proofs [--quick] [--no-mutations]
+[--timeout S] [--out PATH] [--workers N] [--scheduler ADDRESS] [--results PATH]``
 (``--quick``: only the small shapes, a few minutes).
 """
 from __future__ import annotations
@@ -23,14 +31,16 @@ from __future__ import annotations
 import argparse
 import pathlib
 import platform
+import sys
 import time
 
+from benchmarks import campaign
 from mappings.base import format_shape
 from mappings.registry import get, names
 from verify import mutations
 from verify.bmc import check_bmc
 from verify.chc import check_chc
-from verify.ledger import record, scope_label
+from verify.ledger import digest, record, scope_label
 
 OUT = pathlib.Path(__file__).resolve().parents[1] / "paper_results"
 
@@ -71,42 +81,84 @@ def _what(v) -> str:
     return " ".join(text.split())[:220].replace("|", "/")
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--timeout", type=float, default=900.0, help="solver timeout per proof (s)")
-    ap.add_argument("--quick", action="store_true", help="small shapes only")
-    ap.add_argument("--no-mutations", action="store_true")
-    ap.add_argument("--out", default=str(OUT / "proofs.md"), help="the report (default paper_results/proofs.md)")
-    args = ap.parse_args(argv)
-    proofs, kills, plain = [], [], []
-    ledger_file = pathlib.Path(args.out).parent / "ledger.json"   # beside the report: paper_results/ledger.json
+def prove_task(name: str, method: str, scope: str, numerics: str, timeout: float, ledger_file: str) -> dict:
+    """Campaign task: one proof, recorded in the ledger; its summary (plain data)."""
+    m = get(name)
+    v = _prove(m, method, scope, numerics, timeout)
+    # VTA's int arithmetic is bit-precise under either option: recorded as the CLI's default does
+    record(m, v, scope=scope_label(scope, "uf" if name.startswith("vta.") else numerics), path=ledger_file)
+    return {"kind": v.kind, "seconds": v.seconds, "what": _what(v)}
+
+
+def mutation_task(name: str, shape_text: str, mut: str, timeout: float) -> dict:
+    """Campaign task: one seeded bug checked by BMC; killed = a counterexample the simulators replayed."""
+    m = get(name)
+    v = mutations.check(m, m.parse_shape(shape_text), mut, "bmc", solver="z3", timeout=timeout)
+    return {"kind": v.kind, "seconds": v.seconds, "killed": bool(v.kind == "counterexample" and v.replayed)}
+
+
+def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str) -> tuple[list, list]:
+    """(campaign tasks in report order, registered mappings without a proof setup)."""
+    out, plain = [], []
     for name in names():
         m = get(name)
-        plan = [p for p in PLAN.get(name, []) if p[3] or not args.quick]
+        plan = [p for p in PLAN.get(name, []) if p[3] or not quick]
         if not plan:
             plain.append(name)
             continue
         for method, scope, numerics, _ in plan:
-            v = _prove(m, method, scope, numerics, args.timeout)
-            # VTA's int arithmetic is bit-precise under either option: recorded as the CLI's default does
-            record(m, v, scope=scope_label(scope, "uf" if name.startswith("vta.") else numerics), path=ledger_file)
-            proofs.append((name, method, scope, numerics, v))
-            print(f"{name:22} {method} {scope:16} {numerics:5} {v.kind:14} {v.seconds:8.2f} s", flush=True)
-        if args.no_mutations or not mutations.names(m):
+            # the ledger file is part of the key: a result recorded in another ledger is not reused
+            key = f"proof/{name}/{method}/{scope}/{numerics}/{timeout:g}/{digest(m, method)}/{ledger_file}"
+            out.append(campaign.Task(key, prove_task, (name, method, scope, numerics, timeout, ledger_file)))
+        if not with_mutations or not mutations.names(m):
             continue
-        shape = m.parse_shape(MUTATION_SHAPE[name]) if name in MUTATION_SHAPE else dict(m.proof.shape)
-        layer = mutations.layers(m)
-        for mut, text in mutations.names(m).items():
-            for method in ("bmc",):        # CHC kills of the LayerReduce bugs: benchmarks.mutation_maxpool
-                v = mutations.check(m, shape, mut, method, solver="z3", timeout=args.timeout)
-                killed = v.kind == "counterexample" and v.replayed
-                kills.append((name, format_shape(shape), mut, layer[mut], text, method, v, killed))
-                print(f"{name:22} {method} mutation {mut:34} {'killed' if killed else 'SURVIVED (' + v.kind + ')'} "
-                      f"{v.seconds:.1f} s", flush=True)
+        shape = MUTATION_SHAPE.get(name) or format_shape(dict(m.proof.shape))
+        for mut in mutations.names(m):
+            out.append(campaign.Task(f"mutation/{name}/{shape}/{mut}/{timeout:g}/{digest(m)}", mutation_task,
+                                     (name, shape, mut, timeout)))
+    return out, plain
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.proofs", description=__doc__.splitlines()[0])
+    ap.add_argument("--timeout", type=float, default=900.0, help="solver timeout per proof (s)")
+    ap.add_argument("--quick", action="store_true", help="small shapes only")
+    ap.add_argument("--no-mutations", action="store_true")
+    ap.add_argument("--out", default=str(OUT / "proofs.md"), help="the report (default paper_results/proofs.md)")
+    campaign.add_arguments(ap)
+    args = ap.parse_args(argv)
+    ledger_file = pathlib.Path(args.out).resolve().parent / "ledger.json"   # beside the report: paper_results/
+    todo, plain = tasks(args.quick, not args.no_mutations, args.timeout, str(ledger_file))
+    try:
+        recs = campaign.run_from_args(args, todo, campaign.results_path(args, campaign.default_results("proofs")),
+                                      desc="proofs")
+    except campaign.CampaignError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    got = {r["key"]: r for r in recs}
+    proofs, kills, failed = [], [], []
+    for t in todo:
+        r = got.get(t.key)
+        if r is None or not r.get("ok"):
+            failed.append((t.key, (r or {}).get("error", "no result")))
+            continue
+        res = r["result"]
+        if t.fn is prove_task:
+            name, method, scope, numerics = t.args[:4]
+            proofs.append((name, method, scope, numerics, res))
+            print(f"{name:22} {method} {scope:16} {numerics:5} {res['kind']:14} {res['seconds']:8.2f} s", flush=True)
+        else:
+            name, shape, mut = t.args[:3]
+            m = get(name)
+            kills.append((name, shape, mut, mutations.layers(m)[mut], mutations.names(m)[mut], "bmc", res,
+                          res["killed"]))
+            print(f"{name:22} bmc mutation {mut:34} {'killed' if res['killed'] else 'SURVIVED (' + res['kind'] + ')'} "
+                  f"{res['seconds']:.1f} s", flush=True)
     cmd = "python -m benchmarks.proofs" + (" --quick" if args.quick else "") + \
         (f" --timeout {args.timeout:g}" if args.timeout != 900.0 else "") + (" --no-mutations" if args.no_mutations else "")
     L = ["# Formal proofs of the mappings (BMC and CHC), recorded in the ledger", "",
-         f"Measured by `{cmd}` on {platform.node() or 'this machine'} ({platform.machine()}, 2 cores, "
+         f"Measured by `{cmd}` on {platform.node() or 'this machine'} ({platform.machine()}, 2 cores; a Dask campaign, "
+         f"{'scheduler ' + args.scheduler if args.scheduler else f'{args.workers} worker processes'}; "
          f"Python {platform.python_version()}), z3 through pysmt, {time.strftime('%Y-%m-%d')}. Every verdict is "
          "in the proof ledger (`python -m verify.ledger`). Numerics: `uf` = the accelerator's arithmetic "
          "uninterpreted with stated, exhaustively checked axioms; `exact` = bit-precise (VTA's int8 x int8 -> "
@@ -114,7 +166,7 @@ def main(argv=None) -> int:
          "| Mapping | Method | Shape | Numerics | Result | Seconds | What the verdict says |",
          "|---|---|---|---|---|---|---|"]
     for name, method, scope, numerics, v in proofs:
-        L.append(f"| `{name}` | {method} | {scope} | {numerics} | {v.kind} | {v.seconds:.2f} | {_what(v)} |")
+        L.append(f"| `{name}` | {method} | {scope} | {numerics} | {v['kind']} | {v['seconds']:.2f} | {v['what']} |")
     if kills:
         n_k = sum(k[7] for k in kills)
         L += ["", f"## Seeded bugs (mutation testing): {n_k} of {len(kills)} checks killed", "",
@@ -124,7 +176,7 @@ def main(argv=None) -> int:
               "| Mapping | Shape | Seeded bug | Layer | Method | Result | Seconds |", "|---|---|---|---|---|---|---|"]
         for name, shape, mut, layer, text, method, v, killed in kills:
             L.append(f"| `{name}` | {shape} | {mut}: {text} | {layer} | {method} | "
-                     f"{'killed' if killed else 'SURVIVED (' + v.kind + ')'} | {v.seconds:.1f} |")
+                     f"{'killed' if killed else 'SURVIVED (' + v['kind'] + ')'} | {v['seconds']:.1f} |")
     L += ["", "Registered mappings without a formal proof setup (validated by `--method sim|fuzz` only): "
           + ", ".join(f"`{n}`" for n in plain) + ".", "",
           "Notes (written by the script, not measured): hlscnn.conv2d is proved for one input channel only "
@@ -136,8 +188,10 @@ def main(argv=None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(L))
     print(f"wrote {out}")
-    bad = [p for p in proofs if p[4].kind == "counterexample"] + [k for k in kills if not k[7]]
-    return 1 if bad else 0
+    if failed:
+        print(f"{len(failed)} campaign task(s) failed: " + "; ".join(f"{k}: {e}" for k, e in failed[:3]), file=sys.stderr)
+    bad = [p for p in proofs if p[4]["kind"] == "counterexample"] + [k for k in kills if not k[7]]
+    return 1 if bad or failed else 0
 
 
 if __name__ == "__main__":

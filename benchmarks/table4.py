@@ -337,8 +337,8 @@ def _run(args, apps, campaign) -> int:
                 key = f"{app}/{design}/{t.key[:12]}/{setup[(app, design)]['digest']}/{a}-{b}"
                 tasks.append(campaign.Task(key, evaluate_block, (app, design, a, b, args.dataset, ledger,
                                                                      args.train_steps)))
-    path = campaign.results_path(args, args.out.with_suffix(".campaign.jsonl"))
-    records = campaign.run_from_args(args, tasks, path)
+    path = campaign.results_path(args, campaign.default_results("table4"))
+    records = campaign.run_from_args(args, tasks, path, desc="table4")
     want = {t.key for t in tasks}
     done = {r["key"]: r for r in records if r["key"] in want and r.get("ok")}
     failed = [k for k in want if k not in done]
