@@ -128,7 +128,10 @@ def main(argv=None) -> int:
     campaign.add_arguments(ap)
     args = ap.parse_args(argv)
     ledger_file = pathlib.Path(args.out).resolve().parent / "ledger.json"   # beside the report: paper_results/
-    todo, plain = tasks(args.quick, not args.no_mutations, args.timeout, str(ledger_file))
+    import importlib
+    # the tasks by reference to the importable module (as __main__ they would be pickled by value)
+    todo, plain = importlib.import_module("benchmarks.proofs").tasks(args.quick, not args.no_mutations, args.timeout,
+                                                                    str(ledger_file))
     try:
         recs = campaign.run_from_args(args, todo, campaign.results_path(args, campaign.default_results("proofs")),
                                       desc="proofs")
@@ -143,7 +146,7 @@ def main(argv=None) -> int:
             failed.append((t.key, (r or {}).get("error", "no result")))
             continue
         res = r["result"]
-        if t.fn is prove_task:
+        if t.fn.__name__ == "prove_task":
             name, method, scope, numerics = t.args[:4]
             proofs.append((name, method, scope, numerics, res))
             print(f"{name:22} {method} {scope:16} {numerics:5} {res['kind']:14} {res['seconds']:8.2f} s", flush=True)

@@ -305,6 +305,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=pathlib.Path, default=OUT)
     campaign.add_arguments(ap)
     args = ap.parse_args(argv)
+    args.command = " ".join(["python -m benchmarks.table4", *(sys.argv[1:] if argv is None else argv)])
     try:
         apps = [a.strip() for a in args.apps.split(",") if a.strip()]
         bad = [a for a in apps if a not in APPS]
@@ -320,6 +321,10 @@ def main(argv=None) -> int:
 
 
 def _run(args, apps, campaign) -> int:
+    import importlib
+    # the task by reference to the importable module (run as __main__, it would be pickled by value,
+    # with this process's cached graphs and programs)
+    task_fn = importlib.import_module("benchmarks.table4").evaluate_block
     ledger = str(pathlib.Path(args.ledger).resolve())
     setup, tasks = {}, []
     for app in apps:
@@ -335,7 +340,7 @@ def _run(args, apps, campaign) -> int:
             print(f"  {design}: offloads {c.counts()}; {m} data points", flush=True)
             for a, b in _blocks(m, args.block):
                 key = f"{app}/{design}/{t.key[:12]}/{setup[(app, design)]['digest']}/{a}-{b}"
-                tasks.append(campaign.Task(key, evaluate_block, (app, design, a, b, args.dataset, ledger,
+                tasks.append(campaign.Task(key, task_fn, (app, design, a, b, args.dataset, ledger,
                                                                      args.train_steps)))
     path = campaign.results_path(args, campaign.default_results("table4"))
     records = campaign.run_from_args(args, tasks, path, desc="table4")
@@ -363,8 +368,7 @@ def _rel(path) -> str:
 def report(args, apps, rows, failed) -> str:
     from benchmarks.data import describe
     L = ["# Table 4: application-level co-simulation of trained models", "",
-         f"Measured by `python -m benchmarks.table4 --apps {','.join(apps)} --samples {args.samples} --sentences "
-         f"{args.sentences}` on {platform.machine()} (2 cores, Python {platform.python_version()}), "
+         f"Measured by `{args.command}` on {platform.machine()} (2 cores, Python {platform.python_version()}), "
          f"{time.strftime('%Y-%m-%d')}, as a Dask campaign (`benchmarks.campaign`, "
          f"{'scheduler ' + args.scheduler if args.scheduler else f'a LocalCluster of {args.workers} workers'}). Compiled with flexible matching on "
          f"verified rules only (certificates in `{_rel(args.ledger)}`). Seconds per data point: the "
