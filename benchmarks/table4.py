@@ -490,47 +490,42 @@ def plots(folder: pathlib.Path, apps, rows) -> list[pathlib.Path]:
         print("matplotlib not installed: no plots")
         return []
     written = []
-    have = [a for a in apps if rows[(a, "original")]["points"]]
-    if have:
-        fig, ax = plt.subplots(figsize=(7, 3.5))
-        seen: set = set()
-        for k, app in enumerate(have):
-            vals = [("host", result(app, rows[(app, "original")]["points"], "host"))]
-            for d, _, _ in APPS[app].designs:
-                if rows[(app, d)]["points"]:
-                    vals.append((d, result(app, rows[(app, d)]["points"], "acc")))
-            for j, (lab, v) in enumerate(vals):
-                shown = 100 * v if not APPS[app].text else v
-                ax.bar(k + 0.2 * j, shown, width=0.18, color={"host": "grey", "original": "tab:red", "updated": "tab:green",
-                                                              "guarded": "tab:blue"}[lab],
-                       label=None if lab in seen else lab)
-                seen.add(lab)
-                ax.text(k + 0.2 * j, shown, f"{shown:.0f}", ha="center", va="bottom", fontsize=7)
-        ax.set_xticks([k + 0.3 for k in range(len(have))],
-                      [f"{a}\n({'ppl' if APPS[a].text else 'accuracy %'})" for a in have])
-        ax.set_title("Table 4: host reference vs co-simulated designs")
-        ax.legend(fontsize=8)
+
+    def save(fig, name):
         fig.tight_layout()
-        p = folder / "table4.png"
-        fig.savefig(p, dpi=120)
+        fig.savefig(folder / name, dpi=120)
         plt.close(fig)
-        written.append(p)
+        written.append(folder / name)
+
+    colours = {"host": "grey", "original": "tab:red", "updated": "tab:green", "guarded": "tab:blue"}
+    have = [a for a in apps if rows[(a, "original")]["points"]]
+    if have:                                  # one panel per application, each with its own unit
+        fig, axes = plt.subplots(1, len(have), figsize=(3.2 * len(have), 3.4), squeeze=False)
+        for ax, app in zip(axes[0], have):
+            vals = [("host", result(app, rows[(app, "original")]["points"], "host"))]
+            vals += [(d, result(app, rows[(app, d)]["points"], "acc")) for d, _, _ in APPS[app].designs
+                     if rows[(app, d)]["points"]]
+            shown = [v if APPS[app].text else 100 * v for _, v in vals]
+            ax.bar(range(len(vals)), shown, color=[colours[lab] for lab, _ in vals])
+            for j, v in enumerate(shown):
+                ax.text(j, v, f"{v:.1f}", ha="center", va="bottom", fontsize=7)
+            ax.set_xticks(range(len(vals)), [lab for lab, _ in vals], fontsize=7)
+            ax.set_title(app, fontsize=9)
+            ax.set_ylabel("perplexity (lower is better)" if APPS[app].text else "accuracy %", fontsize=8)
+        fig.suptitle("Table 4: host reference vs co-simulated designs", fontsize=10)
+        save(fig, "table4.png")
     if "resnet20" in apps and rows.get(("resnet20", "updated")) and rows[("resnet20", "updated")]["points"]:
-        lo = per_layer(rows[("resnet20", "original")]["points"])
-        lu = per_layer(rows[("resnet20", "updated")]["points"])
         fig, ax = plt.subplots(figsize=(7, 3.5))
-        ax.plot([100 * r["mean"] for r in lo], "o-", color="tab:red", label="original (8-bit HLSCNN weights)")
-        ax.plot([100 * r["mean"] for r in lu], "s-", color="tab:green", label="updated (16-bit weights)")
+        for design, mark, text in (("original", "o-", "original (8-bit HLSCNN weights)"),
+                                   ("updated", "s-", "updated (16-bit weights)")):
+            ax.plot([100 * r["mean"] for r in per_layer(rows[("resnet20", design)]["points"])], mark,
+                    color=colours[design], label=text)
         ax.set_xlabel("accelerator invocation (program order)")
         ax.set_ylabel("mean error vs host (%)")
         ax.set_yscale("log")
         ax.set_title("ResNet-20: per-layer error, original vs updated design")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        p = folder / "table4_resnet20_layers.png"
-        fig.savefig(p, dpi=120)
-        plt.close(fig)
-        written.append(p)
+        save(fig, "table4_resnet20_layers.png")
     return written
 
 
