@@ -95,6 +95,7 @@ class Ila:
         self._inits: list[Expr] = []
         self._valid: Expr | None = None
         self._fetch: Expr | None = None
+        self._summary = None
         if _parent is None:
             self._vars: dict[str, tuple[Expr, Ila, int | None]] = {}
             self._instr_names: set[str] = set()
@@ -187,6 +188,35 @@ class Ila:
             raise SortError(f"fetch of {self.name!r} must be a bit-vector, got {expr.short()}")
         self._check_scope(expr, "fetch")
         self._fetch = expr
+
+    def set_summary(self, fn, *, name: str | None = None) -> None:
+        """Register a tensor-level summary of this child ILA's instruction loop (simulator only).
+
+        ``fn(S, budget) -> int | None`` receives the simulator's state dict ``S`` (state name ->
+        int / bool / numpy array, as in :class:`ila.sim.Simulator`) when this child is the only
+        active one after a top-level instruction, and either declines (returns None: the
+        simulator then runs the child instruction by instruction) or mutates ``S`` in place to
+        exactly the state the child's loop reaches at quiescence and returns the number of child
+        instructions it stands for (it must decline when that number exceeds ``budget``, so the
+        loop raises its own error). The summary must be checked equal to the loop (bit-exact
+        differential tests comparing every state after quiescence, :func:`ila.sim.compare_summaries`);
+        the simulator selects it (``Simulator(..., summaries=True)``, the default), the SMT lowering
+        and BMC never see it: proofs keep using the child's instructions. Only a child ILA has a
+        summary, and only one (DecodeError otherwise).
+        """
+        if self.parent is None:
+            raise DecodeError(f"ILA {self.name!r} is a top-level ILA: only a child ILA's loop has a summary")
+        if self._summary is not None:
+            raise DecodeError(f"child ILA {self.name!r} already has a summary ({self._summary_name!r})")
+        if not callable(fn):
+            raise DecodeError(f"summary of {self.name!r} must be callable, got {fn!r}")
+        self._summary = fn
+        self._summary_name = name or getattr(fn, "__name__", "summary")
+
+    @property
+    def summary(self):
+        """The registered simulator summary of this child's loop (:meth:`set_summary`), or None."""
+        return self._summary
 
     def _check_scope(self, e: Expr, what: str) -> None:
         root = self.root

@@ -9,10 +9,19 @@ so is a command that no instruction decodes (unless ``allow_idle``), and a child
 State: bit-vectors are Python ints masked to their width (any width), Bools are Python bools,
 memories are numpy arrays (dtype by data width: uint8/16/32/64, object above 64 bits) of the
 declared ``size``, or dicts for memories declared without a size.
+
+Summaries: a child ILA may carry a tensor-level summary of its loop (:meth:`ila.model.Ila.set_summary`).
+When exactly one child instruction fires and its child has a summary, the simulator calls the
+summary, which either declines (the loop then runs instruction by instruction) or brings the state
+to the loop's quiescent state at once. ``Simulator(ila, summaries=False)`` never uses them, and
+:func:`compare_summaries` runs both ways on the same commands and compares every state. Summaries
+are simulator-only: the SMT lowering and BMC see the child instructions.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+import weakref
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -103,6 +112,22 @@ class _Level:
         return [i for i in self.candidates(S, I) if self.decode[i.name](S, I)[0]]
 
 
+_LEVELS: "weakref.WeakKeyDictionary[Ila, dict]" = weakref.WeakKeyDictionary()
+
+
+def _level(ila: Ila, vectorize: bool) -> _Level:
+    """The compiled instructions of ``ila``, shared by all simulators of it (compilation costs more
+    than a small run; the compiled functions hold no state, and read function bodies when called)."""
+    # the model may still grow between simulators: the key covers its valid, decodes and updates
+    key = (vectorize, id(ila._valid), tuple((i.name, id(i.decode), tuple(map(id, i.updates)),
+                                             tuple(map(id, i.updates.values()))) for i in ila._instrs.values()))
+    per = _LEVELS.setdefault(ila, {})
+    lvl = per.get(key)
+    if lvl is None:
+        lvl = per[key] = _Level(ila, vectorize)
+    return lvl
+
+
 class Simulator:
     """Execute an ILA model on concrete commands.
 
@@ -117,10 +142,17 @@ class Simulator:
         found with uninterpreted functions).
     max_child_steps : int
         bound on child instructions per command (a non-terminating child loop is an error).
+    summaries : bool or mapping, default True
+        use the children's registered loop summaries (:meth:`ila.model.Ila.set_summary`);
+        False runs every child loop instruction by instruction. A mapping ``{child name: fn or
+        None}`` replaces the registered summary of the children it names (for differential tests
+        of a summary, e.g. a seeded bug; not for choosing semantics). With ``record_trace`` the
+        loops always run instruction by instruction (the trace names every instruction).
     """
 
     def __init__(self, ila: Ila, state: Mapping | None = None, *, vectorize: bool = True,
-                 max_child_steps: int = 10_000_000, record_trace: bool = False):
+                 max_child_steps: int = 10_000_000, record_trace: bool = False,
+                 summaries: bool | Mapping[str, Callable | None] = True):
         if ila.parent is not None:
             raise UndeclaredError(f"simulate the top-level ILA, not the child {ila.name!r}")
         self.ila = ila
@@ -129,8 +161,21 @@ class Simulator:
         self.trace: list[str] = []
         self.steps = 0
         self.child_steps = 0
-        self._top = _Level(ila, vectorize)
-        self._children = [_Level(c, vectorize) for c in ila.walk() if c is not ila]
+        self.summary_runs: dict[str, int] = {}     # child name -> loops run by its summary
+        self._top = _level(ila, vectorize)
+        self._children = [_level(c, vectorize) for c in ila.walk() if c is not ila]
+        names = {lvl.ila.name for lvl in self._children}
+        self._summary: dict[str, Callable] = {}
+        if isinstance(summaries, Mapping):
+            unknown = sorted(set(summaries) - names)
+            if unknown:
+                raise UndeclaredError(f"ILA {ila.name!r} has no child {unknown[0]!r} to summarise")
+        for lvl in self._children:
+            fn = lvl.ila.summary if summaries else None
+            if isinstance(summaries, Mapping):
+                fn = summaries[lvl.ila.name] if lvl.ila.name in summaries else lvl.ila.summary
+            if fn is not None:
+                self._summary[lvl.ila.name] = fn
         self._inputs = {v.name: v for v in ila.all_inputs()}
         self._states = {v.name: v for v in ila.all_states()}
         self.state: dict = {}
@@ -284,16 +329,115 @@ class Simulator:
                 break
             if len(fired) > 1:
                 raise SimulationError(f"child instructions {fired[0][1].name!r} and {fired[1][1].name!r} both fire")
-            self._apply(fired[0][0], fired[0][1], S, I)
+            lvl = fired[0][0]
+            if self._summary and not self.record_trace and lvl.ila.name in self._summary:
+                n = self._summarise(lvl, S, self.max_child_steps - count)
+                if n is not None:
+                    count += n
+                    continue
+            self._apply(lvl, fired[0][1], S, I)
             count += 1
             if count > self.max_child_steps:
                 raise SimulationError(f"child instructions did not quiesce within {self.max_child_steps} steps "
                                       f"(last: {fired[0][1].name!r})")
         self.child_steps += count
 
+    def _summarise(self, lvl: _Level, S, budget: int) -> int | None:
+        try:
+            n = self._summary[lvl.ila.name](S, budget)
+        except SimulationError as exc:
+            raise SimulationError(f"summary of child ILA {lvl.ila.name!r}: {exc}", loc=lvl.ila.loc) from None
+        if n is None:
+            return None
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise SimulationError(f"summary of child ILA {lvl.ila.name!r} returned {n!r}, not a positive "
+                                  f"number of child instructions (or None to decline)", loc=lvl.ila.loc)
+        self.summary_runs[lvl.ila.name] = self.summary_runs.get(lvl.ila.name, 0) + 1
+        return int(n)
+
     def run(self, commands: Iterable[Mapping[str, int]], *, allow_idle: bool = False) -> list[str | None]:
         """Execute a sequence of commands; return the top-level instruction names."""
         return [self.step(c, allow_idle=allow_idle) for c in commands]
 
 
-__all__ = ["Simulator"]
+@dataclass
+class SummaryComparison:
+    """The outcome of :func:`compare_summaries`: ``mismatches`` (human-readable, empty when the
+    runs agree), ``summary_runs`` (child name -> loops the summarised run replaced), ``commands``
+    (commands compared) and ``child_steps`` of both runs (summarised, instruction by instruction)."""
+    mismatches: list = field(default_factory=list)
+    summary_runs: dict = field(default_factory=dict)
+    commands: int = 0
+    child_steps: tuple = (0, 0)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+def _diff_state(a: "Simulator", b: "Simulator", limit: int = 8) -> list[str]:
+    out = []
+    for name, v in a._states.items():
+        x, y = a.state[name], b.state[name]
+        if isinstance(v.sort, MemSort):
+            if isinstance(x, dict) or isinstance(y, dict):
+                xd = x if isinstance(x, dict) else {i: int(d) for i, d in enumerate(x) if d}
+                yd = y if isinstance(y, dict) else {i: int(d) for i, d in enumerate(y) if d}
+                keys = sorted(k for k in set(xd) | set(yd) if xd.get(k, 0) != yd.get(k, 0))
+                if keys:
+                    out.append(f"memory {name}: {len(keys)} entries differ, first at {keys[0]:#x} "
+                               f"(summary {xd.get(keys[0], 0):#x}, instructions {yd.get(keys[0], 0):#x})")
+            elif x.shape != y.shape or not np.array_equal(x, y):
+                idx = np.nonzero(x != y)[0] if x.shape == y.shape else np.array([0])
+                out.append(f"memory {name}: {idx.size} entries differ, first at {int(idx[0]):#x} "
+                           f"(summary {int(x[idx[0]]):#x}, instructions {int(y[idx[0]]):#x})")
+        elif x != y or type(x) is not type(y):
+            out.append(f"state {name}: summary {x!r}, instructions {y!r}")
+        if len(out) >= limit:
+            break
+    return out
+
+
+def compare_summaries(ila: Ila, commands: Iterable[Mapping[str, int]], *, state: Mapping | None = None,
+                      summaries: bool | Mapping[str, Callable | None] = True, allow_idle: bool = False,
+                      max_child_steps: int = 10_000_000) -> SummaryComparison:
+    """Differential check of loop summaries: run ``commands`` on two simulators of ``ila`` from the
+    same initial ``state``, one with ``summaries`` (the registered ones, or a mapping as in
+    :class:`Simulator`, e.g. a seeded bug), one instruction by instruction; after every command
+    compare the fired instruction (or the error raised, by type and message), and after every
+    command where a summary ran, and after the last, every architectural state: all scalar
+    states and every entry of every memory. The number of child instructions a summary reports
+    must equal the loop's. Returns a :class:`SummaryComparison` (bit-exact agreement: ``ok``)."""
+    fast = Simulator(ila, state, summaries=summaries, max_child_steps=max_child_steps)
+    slow = Simulator(ila, state, summaries=False, max_child_steps=max_child_steps)
+    res = SummaryComparison()
+    for k, cmd in enumerate(commands):
+        outs = []
+        for sim in (fast, slow):
+            runs = sum(sim.summary_runs.values())
+            try:
+                outs.append(("ok", sim.step(cmd, allow_idle=allow_idle)))
+            except SimulationError as exc:
+                outs.append(("error", type(exc).__name__))
+            outs[-1] += (sum(sim.summary_runs.values()) - runs,)
+        res.commands = k + 1
+        (kf, vf, ran), (ks, vs, _) = outs
+        if (kf, vf) != (ks, vs):
+            res.mismatches.append(f"command {k}: summary run gives {kf} {vf!r}, instruction run {ks} {vs!r}")
+            break
+        if ran:
+            diff = _diff_state(fast, slow)
+            if diff:
+                res.mismatches += [f"command {k}: {d}" for d in diff]
+                break
+    else:
+        res.mismatches += [f"after the last command: {d}" for d in _diff_state(fast, slow)]
+    if not res.mismatches and fast.child_steps != slow.child_steps:
+        res.mismatches.append(f"the summaries report {fast.child_steps} child instructions, the loops ran "
+                              f"{slow.child_steps}")
+    res.summary_runs = dict(fast.summary_runs)
+    res.child_steps = (fast.child_steps, slow.child_steps)
+    return res
+
+
+__all__ = ["Simulator", "SummaryComparison", "compare_summaries"]

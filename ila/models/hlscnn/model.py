@@ -41,10 +41,16 @@ partial output held in scratchpad 1 (``ActAdd2Psum``; the first tap starts from 
 the output's end are clamped to the last row/column, which they recompute and rewrite with
 identical data. The order over taps (channel block, kernel row, kernel column) is the hardware's,
 so every partial output sees the same roundings.
+
+The simulator runs the child loop through a tensor-level summary (:func:`conv_loop_summary`,
+registered with ``child.set_summary``): the whole convolution at once in the unit's fixed point,
+checked bit-exact against the loop by ``tests/test_sim_summaries.py``; proofs see the loop.
 """
 from __future__ import annotations
 
 from functools import lru_cache
+
+import numpy as np
 
 from ila import Ila, TRUE, FALSE, bv_const, concat, extract, ite, load, store, zext
 from ila.models.hlscnn import numerics as N
@@ -266,8 +272,110 @@ def _conv(m, regs, spad0, spad1, vir, is_wr, is_cfg, reg_id, weight_bits, T, R):
         ins.set_update(s, ite(carry, ite(wraps, bv_const(0, s.width), s + 1), s))
         carry = carry & wraps
     ins.set_update(busy, ite(carry, FALSE, TRUE))
+    child.set_summary(conv_loop_summary(weight_bits, T, R), name="hlscnn_conv_loop")
     return child
 
 
+# ----------------------------------------------------------------------------- loop summary
+COUNTERS = ("conv_child_filter_blk", "conv_child_chan_blk", "conv_child_k_row", "conv_child_k_col",
+            "conv_child_row_tile", "conv_child_col_tile")
+_DEFAULT_BODIES = {f: f.body for f in N.ALL}
+SUMMARY_BUGS = ("round", "saturation", "accum", "last_tap")    # seeded bugs, for the differential tests
+
+
+def conv_loop_summary(weight_bits: int, col_lanes: int, row_lanes: int, *, bug: str | None = None):
+    """The tensor-level summary of ``Accel_Conv_Child`` (simulator only; see
+    :meth:`ila.model.Ila.set_summary`): the state the loop of ``conv_child_tap_row`` reaches at
+    quiescence, computed for the whole convolution at once.
+
+    Semantics (the child instruction's, with the default bodies of :mod:`.numerics`): for output
+    ``(o, oy, ox)`` (``o < 8*nfb``, ``oy < OH``, ``ox < OW``) and each tap ``t = (cb, ky, kx)`` in
+    loop order, ``c_t = clip((sum_i floor(w_i*a_i / 32) + 256) >> 9, -32768, 32767)`` over the 8
+    channels ``i`` (w: 16-bit weight, 14 fraction bits, an 8-bit weight shifted left by 8; a: 16-bit
+    ACT, 7 fraction bits; the psum of 16 fraction bits never wraps: ``|sum| < 2**28``); the partial
+    output is ``(p0 + sum_{t<last} c_t) mod 2**16`` (two's complement; ``p0`` is 0, or the 16-bit
+    value already in scratchpad 1 when ``en_accum``); the last tap gives
+    ``P = (partial + c_last) * 512 (+ 4*bias)``, ReLU keeps ``P > 0``, and the stored output is
+    ``floor(P / 512) mod 2**16``, little-endian in scratchpad 1 at ``out_base +
+    ((fb*OH + oy)*OW + ox)*16 + 2*f``. The loop counters end at 0 and ``accel_conv_child_valid``
+    false; no other state changes. Returns the number of child instructions
+    (``nfb*ncb*KH*KW*ceil(OH/row_lanes)*ceil(OW/col_lanes)``).
+
+    Declines (None: the simulator runs the loop) unless the loop starts from its first step
+    (busy, all counters 0), every loop bound is >= 1, every address the loop touches lies in its
+    memory without 32-bit wrap-around, the steps fit ``budget``, and the datapath functions have
+    their default bodies (a counterexample replay may override them). ``bug`` (one of
+    :data:`SUMMARY_BUGS`) seeds a deliberate error, to show the differential tests catch it.
+    """
+    if bug is not None and bug not in SUMMARY_BUGS:
+        raise ValueError(f"unknown seeded bug {bug!r}; one of {SUMMARY_BUGS}")
+    wb, T, R = weight_bits // 8, col_lanes, row_lanes
+    hi = 32766 if bug == "saturation" else 32767
+    half = 255 if bug == "round" else 256
+
+    def hlscnn_conv_loop(S, budget):
+        if not S["accel_conv_child_valid"] or any(S[c] for c in COUNTERS):
+            return None
+        if any(f.body is not b for f, b in _DEFAULT_BODIES.items()):
+            return None
+        C, H, W, O = S["conv_in_chan"], S["conv_in_rows"], S["conv_in_cols"], S["conv_out_chan"]
+        OH, OW, KH, KW, st = (S["conv_out_rows"], S["conv_out_cols"], S["conv_k_rows"], S["conv_k_cols"],
+                              S["conv_stride"])
+        ncb, nfb = -(-C // CHANNEL_BLOCK), -(-O // CHANNEL_BLOCK)
+        if min(ncb, nfb, OH, OW, KH, KW) < 1:
+            return None
+        steps = nfb * ncb * KH * KW * (-(-OH // R)) * (-(-OW // T))
+        if steps > budget:
+            return None
+        act0 = (S["conv_act_base"] - VIR_MEM_BASE) & 0xFFFFFFFF
+        act_span = 16 * (((ncb - 1) * H + (OH - 1) * st + KH - 1) * W + (OW - 1) * st + KW - 1) + 16
+        taps = ncb * KH * KW
+        w0, w_span = S["conv_wgt_base"], nfb * 8 * taps * 8 * wb
+        o0, o_span = S["conv_out_base"], nfb * OH * OW * 16
+        vir, spad0, spad1 = S["virtual_soc_memory"], S["scratch_pad_0"], S["scratch_pad_1"]
+        if act0 + act_span > vir.shape[0] or w0 + w_span > spad0.shape[0] or o0 + o_span > spad1.shape[0]:
+            return None
+        # activations (ncb, KH, KW, OH, OW, 8) and weights (Opad, ncb, KH, KW, 8), signed ints
+        a16 = vir[act0:act0 + act_span].view("<i2").astype(np.int32)
+        cb, ky, kx, oy, ox, i = np.ix_(range(ncb), range(KH), range(KW), range(OH), range(OW), range(8))
+        A = a16[((cb * H + oy * st + ky) * W + ox * st + kx) * 8 + i]
+        if wb == 2:
+            Wt = spad0[w0:w0 + w_span].view("<i2").astype(np.int32)
+        else:
+            Wt = spad0[w0:w0 + w_span].view(np.int8).astype(np.int32) << 8
+        Wt = Wt.reshape(nfb * 8, taps, 8)
+        A = A.reshape(taps, OH * OW, 8)
+        # per tap: the 8-channel MAC (each product truncated to 16 fraction bits), rounding half up
+        # to 7 fraction bits, saturation to int16; the sum over the non-last taps wraps at 16 bits
+        acc = np.zeros((nfb * 8, OH * OW), np.int64)
+        last = None
+        for t in range(taps):
+            psum = ((Wt[:, t, None, :] * A[t, None, :, :]) >> 5).sum(axis=-1, dtype=np.int32)
+            c = np.clip((psum + half) >> 9, -32768, hi)
+            if t == taps - 1 and bug != "last_tap":
+                last = c
+            else:
+                acc += c
+        out16 = spad1[o0:o0 + o_span].view("<i2").reshape(nfb, OH, OW, 8)
+        if S["conv_en_accum"] and bug != "accum":
+            acc += out16.transpose(0, 3, 1, 2).reshape(nfb * 8, OH * OW)
+        part = ((acc + 32768) & 0xFFFF) - 32768
+        if last is None:                      # seeded bug: the last tap accumulated like the others
+            last, part = part * 0, part
+        P = (part + last) * 512
+        if S["conv_en_bias"]:
+            b = S["conv_chan_bias"]
+            P = P + 4 * (b - 65536 if b >= 32768 else b)
+        if S["conv_en_relu"]:
+            P = np.where(P > 0, P, 0)
+        v = ((P >> 9) & 0xFFFF).astype(np.uint16)
+        out16[...] = v.reshape(nfb, 8, OH, OW).transpose(0, 2, 3, 1).view(np.int16)
+        S["accel_conv_child_valid"] = False
+        return steps
+
+    return hlscnn_conv_loop
+
+
 __all__ = ["build_hlscnn", "CONFIG_REGS", "REG_ID", "CONV_REGS", "reg_state", "SLAVE_BASE", "SPAD0_BASE",
-           "SPAD1_BASE", "SPAD_BYTES", "VIR_MEM_BASE", "VIR_MEM_BYTES", "ADDR_IN_MAX", "CHANNEL_BLOCK"]
+           "SPAD1_BASE", "SPAD_BYTES", "VIR_MEM_BASE", "VIR_MEM_BYTES", "ADDR_IN_MAX", "CHANNEL_BLOCK",
+           "conv_loop_summary", "SUMMARY_BUGS"]

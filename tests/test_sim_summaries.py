@@ -1,0 +1,249 @@
+"""Loop summaries of child ILAs (simulator only) are checked equal to the loops they replace.
+
+Differential tests (``ila.sim.compare_summaries``): the same MMIO stream runs on a simulator with
+the registered summaries and on one without (every child instruction executed); after every
+command where a summary ran and after the last, every state and every memory entry must be equal,
+and the summary must report as many child instructions as the loop ran. Random shapes and data
+(hypothesis), edge values (saturation bounds, zero, min/max codes), the unit's flags; seeded bugs
+in the summaries must be reported (the check is not vacuous); summaries decline where they do not
+apply (started mid-loop, out-of-range addresses, overridden datapath functions).
+"""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from ila import DecodeError, Ila, SimulationError, UndeclaredError, bv_const
+from ila.models.hlscnn import numerics as HN
+from ila.models.hlscnn.driver import cfg_write, conv2d_program
+from ila.models.hlscnn.model import (SPAD_BYTES, SUMMARY_BUGS, VIR_MEM_BYTES, build_hlscnn, conv_loop_summary)
+from ila.sim import Simulator, compare_summaries
+
+CHILD = "Accel_Conv_Child"
+
+
+# ----------------------------------------------------------------------------- the DSL and the simulator
+def _counter_model():
+    m = Ila("cnt")
+    go = m.new_bv_input("go", 1)
+    n, busy = m.new_bv_state("n", 8), m.new_bv_state("busy", 1)
+    out = m.new_bv_state("out", 16)
+    start = m.new_instr("start")
+    start.set_decode(go.eq(1))
+    start.set_update(busy, bv_const(1, 1))
+    start.set_update(n, bv_const(0, 8))
+    start.set_update(out, bv_const(0, 16))
+    c = m.new_child("loop")
+    c.set_valid(busy.eq(1))
+    step = c.new_instr("loop_step")
+    step.set_decode(n.ult(10))
+    step.set_update(n, n + 1)
+    step.set_update(out, out + 3)
+    done = c.new_instr("loop_done")
+    done.set_decode(n.eq(10))
+    done.set_update(busy, bv_const(0, 1))
+    return m, c
+
+
+def _counter_summary(S, budget):
+    if S["n"] != 0 or budget < 11:
+        return None
+    S["n"], S["out"], S["busy"] = 10, (S["out"] + 30) & 0xFFFF, 0
+    return 11
+
+
+def test_set_summary_only_on_a_child_once_and_callable():
+    m, c = _counter_model()
+    with pytest.raises(DecodeError, match="top-level"):
+        m.set_summary(_counter_summary)
+    with pytest.raises(DecodeError, match="callable"):
+        c.set_summary(42)
+    c.set_summary(_counter_summary)
+    assert c.summary is _counter_summary
+    with pytest.raises(DecodeError, match="already has a summary"):
+        c.set_summary(_counter_summary)
+
+
+def test_simulator_selects_summary_and_can_run_without():
+    m, c = _counter_model()
+    c.set_summary(_counter_summary)
+    for summaries, runs in ((True, 1), (False, 0)):
+        sim = Simulator(m, summaries=summaries)
+        sim.step({"go": 1})
+        assert (sim.state["out"], sim.state["busy"], sim.child_steps) == (30, 0, 11)
+        assert sum(sim.summary_runs.values()) == runs
+    traced = Simulator(m, record_trace=True)          # a trace names every instruction: no summary
+    traced.step({"go": 1})
+    assert traced.trace.count("loop_step") == 10 and not traced.summary_runs
+    with pytest.raises(UndeclaredError, match="no child"):
+        Simulator(m, summaries={"nope": None})
+    assert compare_summaries(m, [{"go": 1}, {"go": 1}]).ok
+
+
+def test_differential_check_catches_a_wrong_toy_summary():
+    m, _ = _counter_model()
+
+    def wrong(S, budget):
+        S["n"], S["out"], S["busy"] = 10, (S["out"] + 31) & 0xFFFF, 0
+        return 11
+
+    def miscounted(S, budget):
+        _counter_summary(S, budget)
+        return 12
+
+    r = compare_summaries(m, [{"go": 1}], summaries={"loop": wrong})
+    assert not r.ok and "state out" in r.mismatches[0]
+    r = compare_summaries(m, [{"go": 1}], summaries={"loop": miscounted})
+    assert not r.ok and "child instructions" in r.mismatches[0]
+    with pytest.raises(SimulationError, match="positive number"):
+        Simulator(m, summaries={"loop": lambda S, b: 0}).step({"go": 1})
+
+
+def test_summaries_are_simulator_only():
+    # the model's instructions are unchanged: the SMT/BMC lowering reads ila.instrs, never the summary
+    m = build_hlscnn(16, 32, 4)
+    child = m.child(CHILD)
+    assert child.summary is not None and [i.name for i in child.instrs] == ["conv_child_tap_row"]
+    import ila.smt
+    import ila.unroll
+    for mod in (ila.smt, ila.unroll):
+        assert "summary" not in open(mod.__file__).read()
+
+
+# ----------------------------------------------------------------------------- HLSCNN convolution
+EDGE16 = [-32768, -32767, -1, 0, 1, 32766, 32767]
+EDGE8 = [-128, -127, -1, 0, 1, 126, 127]
+
+
+def _raw(rng, shape, bits, edge_frac):
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    v = rng.integers(lo, hi + 1, size=shape)
+    edges = np.array(EDGE16 if bits == 16 else EDGE8)
+    pick = rng.random(shape) < edge_frac
+    v[pick] = rng.choice(edges, size=int(pick.sum()))
+    return v
+
+
+def _conv_stream(x_raw, w_raw, *, stride, weight_bits, bias_raw=0, has_bias=False, relu=False, accum=False):
+    job = conv2d_program(x_raw, w_raw, stride=stride, weight_bits=weight_bits, bias_raw=bias_raw,
+                         has_bias=has_bias, relu=relu)
+    cmds = list(job.commands)
+    if accum:                      # set en_accum (ChannelConfig bit 18), which the driver never sets
+        cfg = (bias_raw & 0xFFFF) | (int(has_bias) << 16) | (int(relu) << 17) | (1 << 18)
+        cmds[-2] = cfg_write("AccelConvChannelConfig", cfg)
+    return cmds + job.read_commands
+
+
+def _initial(rng):
+    """Garbage in every memory: the loop must read only what it should, and en_accum reads
+    scratchpad 1's previous contents."""
+    return {"scratch_pad_1": rng.integers(0, 256, SPAD_BYTES, dtype=np.uint8),
+            "virtual_soc_memory": rng.integers(0, 256, VIR_MEM_BYTES, dtype=np.uint8)}
+
+
+LANES = [(32, 4), (3, 2), (1, 1)]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2 ** 32 - 1), weight_bits=st.sampled_from([8, 16]), lanes=st.sampled_from(LANES),
+       C=st.integers(1, 19), O=st.integers(1, 19), H=st.integers(1, 9), W=st.integers(1, 9),
+       KH=st.integers(1, 3), KW=st.integers(1, 3), stride=st.integers(1, 3),
+       edge_frac=st.sampled_from([0.0, 0.2, 1.0]), relu=st.booleans(), has_bias=st.booleans(),
+       accum=st.booleans())
+def test_hlscnn_conv_summary_equals_loop_random(seed, weight_bits, lanes, C, O, H, W, KH, KW, stride, edge_frac,
+                                                 relu, has_bias, accum):
+    KH, KW = min(KH, H), min(KW, W)
+    rng = np.random.default_rng(seed)
+    x = _raw(rng, (H, W, C), 16, edge_frac)
+    w = _raw(rng, (O, KH, KW, C), weight_bits, edge_frac)
+    bias = int(rng.choice(EDGE16)) if rng.random() < 0.5 else int(rng.integers(-32768, 32768))
+    cmds = _conv_stream(x, w, stride=stride, weight_bits=weight_bits, bias_raw=bias, has_bias=has_bias,
+                        relu=relu, accum=accum)
+    r = compare_summaries(build_hlscnn(weight_bits, *lanes), cmds, state=_initial(rng))
+    assert r.ok, r.mismatches
+    assert r.summary_runs == {CHILD: 1}
+
+
+def _edge_case(weight_bits=16, bias=-32768):
+    """Saturating MACs (every product at the int16 extremes), partial sums that wrap, a last tap that
+    overflows int16 under ReLU, a MAC that rounds an exact half, en_accum over non-zero previous
+    outputs, an extreme bias."""
+    rng = np.random.default_rng(7)
+    H = W = 5
+    C, O = 16, 9
+    hi, lo = (32767, -32768) if weight_bits == 16 else (127, -128)
+    x = _raw(rng, (H, W, C), 16, 0.5)
+    x[0, 0, :] = 0
+    w = _raw(rng, (O, 3, 3, C), weight_bits, 0.5)
+    w[2:4] = np.where(rng.random((2, 3, 3, C)) < 0.5, hi, lo)
+    w[0] = hi                                     # filter 0 with x > 0 saturates positive
+    x[1:, 1:, :8] = 32767
+    w[1, :, :, :8], w[1, :, :, 8:] = hi, 0        # filter 1: 18 taps of +32767 wrap, last overflows
+    w[4] = 0                                      # filter 4: one product of exactly 256 (half an ACT LSB)
+    w[4, 0, 0, 0] = 1
+    x[1:, :, 0] = 8192 if weight_bits == 16 else 32
+    state = _initial(rng)
+    return _conv_stream(x, w, stride=1, weight_bits=weight_bits, bias_raw=bias, has_bias=True, relu=True,
+                        accum=True), state
+
+
+@pytest.mark.parametrize("weight_bits,bias", [(8, -32768), (16, -32768), (16, 32767)])
+def test_hlscnn_conv_summary_equals_loop_edge_values(weight_bits, bias):
+    cmds, state = _edge_case(weight_bits, bias)
+    r = compare_summaries(build_hlscnn(weight_bits, 32, 4), cmds, state=state)
+    assert r.ok, r.mismatches
+    assert r.summary_runs == {CHILD: 1}
+
+
+@pytest.mark.parametrize("bug", SUMMARY_BUGS)
+def test_seeded_bug_in_hlscnn_summary_is_caught(bug):
+    broken = conv_loop_summary(16, 32, 4, bug=bug)
+    found = []
+    for bias in (-32768, 32767):
+        cmds, state = _edge_case(16, bias)
+        r = compare_summaries(build_hlscnn(16, 32, 4), cmds, state=state, summaries={CHILD: broken})
+        found += r.mismatches
+    assert found, f"seeded bug {bug!r} not detected"
+    assert "scratch_pad_1" in found[0]
+    with pytest.raises(ValueError, match="unknown seeded bug"):
+        conv_loop_summary(16, 32, 4, bug="nope")
+
+
+def test_hlscnn_summary_declines_mid_loop_and_out_of_range():
+    rng = np.random.default_rng(3)
+    x, w = _raw(rng, (4, 4, 8), 16, 0.1), _raw(rng, (8, 2, 2, 8), 16, 0.1)
+    cmds = _conv_stream(x, w, stride=1, weight_bits=16)
+    m = build_hlscnn(16, 1, 1)
+    # start the loop, stop after a few child steps, resume from there: the summary must decline
+    sim = Simulator(m, summaries=False, max_child_steps=3)
+    for c in cmds:
+        try:
+            sim.step(c)
+        except SimulationError:
+            break
+    assert sim.state["accel_conv_child_valid"] and sim.state["conv_child_col_tile"]
+    mid = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in sim.state.items()}
+    resume = [{"top_slave_if_wr": 1, "top_slave_if_rd": 0, "top_slave_addr_in": 0x32000000 + 4 * 2,
+               **{f"top_slave_data_in_{i}": 0 for i in range(16)}}]     # any command: children run after it
+    r = compare_summaries(m, resume, state=mid)
+    assert r.ok and r.summary_runs == {}
+    # activation base beyond the SoC memory: the loop raises, the summary declines (same error)
+    bad = [cfg_write("AccelConvActivationBaseAddr", 0x7FFF0) if c == cfg_write("AccelConvActivationBaseAddr", 0x50000)
+           else c for c in cmds]
+    r = compare_summaries(m, bad)
+    assert r.ok and r.summary_runs == {}
+    with pytest.raises(SimulationError, match="beyond"):
+        Simulator(m).run(bad)
+
+
+def test_hlscnn_summary_declines_under_overridden_datapath():
+    # a counterexample replay overrides the functions' bodies: the summary (which hard-codes the
+    # default numerics) must decline and the loop run with the overridden bodies
+    rng = np.random.default_rng(4)
+    cmds = _conv_stream(_raw(rng, (3, 3, 8), 16, 0), _raw(rng, (8, 1, 1, 8), 16, 0), stride=1, weight_bits=16)
+    saved = HN.PSUM_RELU.body
+    HN.PSUM_RELU.body = lambda p: p * 0
+    try:
+        r = compare_summaries(build_hlscnn(16, 32, 4), cmds)
+    finally:
+        HN.PSUM_RELU.body = saved
+    assert r.ok and r.summary_runs == {}
