@@ -107,8 +107,27 @@ def plan_lanes(roots: Sequence[Expr]) -> dict[int, _Lanes]:
     return plans
 
 
+# Scalar fast path: for a node whose value is statically a scalar (no lane array can reach it), the
+# scalar branch of its TABLE implementation written inline (one line per node, still evaluated
+# eagerly in the same order), instead of a call that tests for lanes at run time. Each template is
+# the scalar branch of ila.semantics verbatim; tests compare both paths (and numpy with SMT).
+_INLINE = {
+    Op.AND: "({0} & {1})", Op.OR: "({0} | {1})", Op.XOR: "({0} ^ {1})",
+    Op.BVAND: "({0} & {1})", Op.BVOR: "({0} | {1})", Op.BVXOR: "({0} ^ {1})",
+    Op.NOT: "(not {0})", Op.IMPLIES: "((not {0}) | {1})",
+    Op.ADD: "(({0} + {1}) & {M})", Op.SUB: "(({0} - {1}) & {M})", Op.MUL: "(({0} * {1}) & {M})",
+    Op.BVNOT: "({0} ^ {M})",
+    Op.CONCAT: "(({0} << {WB}) | {1})", Op.EXTRACT: "(({0} >> {LO}) & {ME})", Op.ZEXT: "{0}",
+    Op.ULT: "({0} < {1})", Op.ULE: "({0} <= {1})", Op.UGT: "({0} > {1})", Op.UGE: "({0} >= {1})",
+    Op.SHL: "(0 if {1} >= {W} else ({0} << {1}) & {M})", Op.LSHR: "(0 if {1} >= {W} else {0} >> {1})",
+    Op.UDIV: "({M} if {1} == 0 else {0} // {1})", Op.UREM: "({0} if {1} == 0 else {0} % {1})",
+}
+
+
 class _Codegen:
-    def __init__(self):
+    def __init__(self, inline: bool = True):
+        self.inline = inline
+        self.lanes: set[int] = set()          # uids of nodes whose value may be a lane array
         self.lines: list[str] = []
         self.glob: dict[str, object] = {"MemValue": MemValue, "as_lanes": as_lanes, "np": np}
         self.names: dict[int, str] = {}
@@ -145,9 +164,12 @@ class _Codegen:
         op = n.op
         if op is Op.CONST:
             return self.const(n.payload)
+        if any(a.uid in self.lanes for a in n.args if not isinstance(a.sort, MemSort)):
+            self.lanes.add(n.uid)
         if op is Op.VAR:
             kind, name = n.payload[0], n.payload[1]
             if kind == "slot":
+                self.lanes.add(n.uid)
                 es, count = slot_src[n.uid]
                 w = n.sort.width if isinstance(n.sort, BvSort) else 1
                 if all(e.op is Op.CONST for e in es):
@@ -171,6 +193,22 @@ class _Codegen:
                 f"{t} = {self.names[p.base.uid]}.store(np.broadcast_to(as_lanes({a}, {w_a}), ({p.n},)), "
                 f"np.broadcast_to(as_lanes({d}, {w_d}), ({p.n},)))")
             return t
+        tmpl = _INLINE.get(op) if self.inline and n.uid not in self.lanes else None
+        if op is Op.EQ and self.inline and n.uid not in self.lanes and not isinstance(n.args[0].sort, MemSort):
+            tmpl = "({0} == {1})"
+        elif op is Op.ITE and self.inline and n.uid not in self.lanes and not isinstance(n.sort, MemSort):
+            tmpl = "({1} if {0} else {2})"
+        if tmpl is not None:
+            args = [self.names[a.uid] for a in n.args]
+            w = n.sort.width if isinstance(n.sort, BvSort) else 1
+            extra = {"M": mask(w), "W": w}
+            if op is Op.CONCAT:
+                extra["WB"] = n.args[1].sort.width
+            elif op is Op.EXTRACT:
+                hi, lo = n.payload
+                extra["LO"], extra["ME"] = lo, mask(hi - lo + 1)
+            self.lines.append(f"{t} = " + tmpl.format(*args, **extra))
+            return t
         impl = TABLE[op].numpy
         if impl is None:
             raise IlaInternalError(f"no numpy implementation for {op}")
@@ -181,13 +219,17 @@ class _Codegen:
         return t
 
 
-def compile_exprs(exprs: Sequence[Expr], *, vectorize: bool = True, name: str = "f"):
-    """Compile ``exprs`` into ``f(S, I) -> tuple`` of their values (see module docstring)."""
+def compile_exprs(exprs: Sequence[Expr], *, vectorize: bool = True, name: str = "f", inline: bool = False):
+    """Compile ``exprs`` into ``f(S, I) -> tuple`` of their values (see module docstring).
+    ``inline``: write the scalar branch of simple ops inline where no lane array of the function's
+    own making can reach them (same values; False calls the TABLE implementation for every node).
+    Only for callers whose states and inputs are scalars (the simulator's are: Python ints and
+    bools, memories aside); with lane arrays in ``S`` or ``I`` use the default."""
     import re
     # an ASCII identifier: Python NFKC-normalises non-ASCII names ('ﬁlter' defines 'filter') and
     # refuses others ('x²'), and the name is only a label of the generated function
     name = "f_" + re.sub(r"[^A-Za-z0-9_]", "_", name)
-    cg = _Codegen()
+    cg = _Codegen(inline)
     plans = plan_lanes(exprs) if vectorize else {}
     outs = cg.emit(list(exprs), plans)
     body = "\n    ".join(cg.lines) if cg.lines else "pass"

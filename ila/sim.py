@@ -71,12 +71,13 @@ class _Level:
     def __init__(self, ila: Ila, vectorize: bool):
         self.ila = ila
         self.instrs: list[Instr] = ila.instrs
-        self.valid = compile_exprs([ila.valid], name=f"valid_{ila.name}")
-        self.decode = {i.name: compile_exprs([i.get_decode()], name="decode") for i in self.instrs}
+        self.valid = compile_exprs([ila.valid], name=f"valid_{ila.name}", inline=True)
+        self._decode: dict[str, object] = {}          # per instruction, for fire(): compiled on demand
+        self._buckets: dict[object, tuple] = {}       # decode-index value -> (candidates, one decode fn)
         self.updates = {}
         for i in self.instrs:
             names = [s.name for s in i.updates]
-            fn = compile_exprs(list(i.updates.values()), vectorize=vectorize, name="update") if names else None
+            fn = compile_exprs(list(i.updates.values()), vectorize=vectorize, name="update", inline=True) if names else None
             self.updates[i.name] = (names, fn)
         keyed = [_key_of(i.get_decode()) for i in self.instrs]
         counts: dict[int, int] = {}
@@ -98,18 +99,49 @@ class _Level:
                     else:
                         self.always.append(ins)
 
+    def decode(self, name: str):
+        """The compiled decode of one instruction (``f(S, I) -> (bool,)``)."""
+        fn = self._decode.get(name)
+        if fn is None:
+            fn = self._decode[name] = compile_exprs([self.ila.instr(name).get_decode()], name="decode", inline=True)
+        return fn
+
     def candidates(self, S, I) -> list[Instr]:
+        return self._bucket(S, I)[0]
+
+    def _bucket(self, S, I) -> tuple:
+        """The candidate instructions for the decode-index value of (S, I), and one compiled
+        function evaluating all their decodes (shared subterms evaluated once)."""
         if self.key is None:
-            return self.always
-        kind, name = self.key
-        v = (I if kind == "input" else S)[name]
-        hit = self.table.get(v)
-        return self.always + hit if hit else self.always
+            v = _MISS
+        else:
+            kind, name = self.key
+            v = (I if kind == "input" else S)[name]
+            if v not in self.table:
+                v = _MISS
+        b = self._buckets.get(v)
+        if b is None:
+            hit = self.table.get(v) if v is not _MISS else None
+            instrs = self.always + hit if hit else list(self.always)
+            fn = compile_exprs([i.get_decode() for i in instrs], vectorize=False,
+                               name=f"decodes_{self.ila.name}", inline=True) if instrs else None
+            b = self._buckets[v] = (instrs, fn)
+        return b
+
+    def decoded(self, S, I) -> list[Instr]:
+        """The candidates whose decode holds (the valid is not evaluated)."""
+        instrs, fn = self._bucket(S, I)
+        if fn is None:
+            return []
+        return [i for i, d in zip(instrs, fn(S, I)) if d]
 
     def fired(self, S, I) -> list[Instr]:
         if not self.valid(S, I)[0]:
             return []
-        return [i for i in self.candidates(S, I) if self.decode[i.name](S, I)[0]]
+        return self.decoded(S, I)
+
+
+_MISS = object()      # decode-index bucket of the values no instruction is keyed on
 
 
 _LEVELS: "weakref.WeakKeyDictionary[Ila, dict]" = weakref.WeakKeyDictionary()
@@ -126,6 +158,19 @@ def _level(ila: Ila, vectorize: bool) -> _Level:
     if lvl is None:
         lvl = per[key] = _Level(ila, vectorize)
     return lvl
+
+
+def _child_valids(ila: Ila, levels: list) -> object:
+    """One compiled function of the valid conditions of all ``levels`` (children of ``ila``)."""
+    if not levels:
+        return None
+    key = ("child valids",) + tuple(id(l.ila._valid) for l in levels)
+    per = _LEVELS.setdefault(ila, {})
+    fn = per.get(key)
+    if fn is None:
+        fn = per[key] = compile_exprs([l.ila.valid for l in levels], vectorize=False, name=f"valids_{ila.name}",
+                                      inline=True)
+    return fn
 
 
 class Simulator:
@@ -164,6 +209,7 @@ class Simulator:
         self.summary_runs: dict[str, int] = {}     # child name -> loops run by its summary
         self._top = _level(ila, vectorize)
         self._children = [_level(c, vectorize) for c in ila.walk() if c is not ila]
+        self._child_valid = _child_valids(ila, self._children)
         names = {lvl.ila.name for lvl in self._children}
         self._summary: dict[str, Callable] = {}
         if isinstance(summaries, Mapping):
@@ -177,6 +223,8 @@ class Simulator:
             if fn is not None:
                 self._summary[lvl.ila.name] = fn
         self._inputs = {v.name: v for v in ila.all_inputs()}
+        self._input_defaults = {n: (False if isinstance(v.sort, BoolSort) else 0) for n, v in self._inputs.items()}
+        self._input_masks = {n: mask(v.sort.width) for n, v in self._inputs.items() if isinstance(v.sort, BvSort)}
         self._states = {v.name: v for v in ila.all_states()}
         self.state: dict = {}
         for v in self._states.values():
@@ -274,16 +322,22 @@ class Simulator:
         level = self._top if ins.host is self.ila else next(l for l in self._children if l.ila is ins.host)
         I = self._inputs_of(inputs or {})
         with np.errstate(over="ignore"):
-            if not (level.valid(self.state, I)[0] and level.decode[name](self.state, I)[0]):
+            if not (level.valid(self.state, I)[0] and level.decode(name)(self.state, I)[0]):
                 raise SimulationError(f"instruction {name!r} does not decode on command {self._describe(inputs or {})}")
             self._apply(level, ins, self.state, I)
 
     def _inputs_of(self, given: Mapping) -> dict:
-        for k in given:
-            if k not in self._inputs:
+        I = dict(self._input_defaults)
+        masks = self._input_masks
+        for k, val in given.items():
+            top = masks.get(k)
+            if top is not None and type(val) is int and 0 <= val <= top:
+                I[k] = val                                  # the common case of _check_value
+            elif k not in self._inputs:
                 raise SimulationError(f"unknown input {k!r} for ILA {self.ila.name!r}")
-        return {name: self._check_value(v, given[name], "input") if name in given else
-                (False if isinstance(v.sort, BoolSort) else 0) for name, v in self._inputs.items()}
+            else:
+                I[k] = self._check_value(self._inputs[k], val, "input")
+        return I
 
     def _describe(self, given: Mapping) -> str:
         parts = [f"{k}={v:#x}" if isinstance(v, int) and not isinstance(v, bool) and v > 9 else f"{k}={v!r}"
@@ -320,11 +374,13 @@ class Simulator:
         if not self._children:
             return
         count = 0
+        children, valids = self._children, self._child_valid
         while True:
             fired: list[tuple[_Level, Instr]] = []
-            for lvl in self._children:
-                for ins in lvl.fired(S, I):
-                    fired.append((lvl, ins))
+            for lvl, ok in zip(children, valids(S, I)):
+                if ok:
+                    for ins in lvl.decoded(S, I):
+                        fired.append((lvl, ins))
             if not fired:
                 break
             if len(fired) > 1:

@@ -247,3 +247,101 @@ def test_hlscnn_summary_declines_under_overridden_datapath():
     finally:
         HN.PSUM_RELU.body = saved
     assert r.ok and r.summary_runs == {}
+
+
+# ----------------------------------------------------------------------------- the MMIO fast path
+def test_inline_scalar_codegen_equals_table_calls_on_random_expressions():
+    # the scalar fast path of ila.compile_np against the TABLE call of every node, on the random
+    # well-sorted expressions of the numpy-vs-SMT test (every op, widths 1..100, memories, UFs)
+    from test_ila_semantics import BOOL, BV, WIDTHS, draw_env, gen, witnesses, random_env
+    from ila.compile_np import compile_exprs
+
+    def both(e, env):
+        S = {v.name: (np.array(val, dtype=np.uint8 if v.sort.data_width <= 8 else object) if v.sort.is_mem else val)
+             for v, val in env.items()}
+        outs = [compile_exprs([e], vectorize=False, inline=flag)(S, {})[0] for flag in (True, False)]
+        return [bool(o) if e.sort.is_bool else int(o) for o in outs]
+
+    @settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def check(data):
+        e = gen(data, data.draw(st.sampled_from([BOOL] + [BV(w) for w in WIDTHS])), data.draw(st.integers(1, 4)))
+        fast, slow = both(e, draw_env(data, e))
+        assert fast == slow, e
+
+    check()
+    rng = np.random.default_rng(5)
+    for e in witnesses():
+        for _ in range(4):
+            fast, slow = both(e, random_env(rng, e))
+            assert fast == slow, e
+
+
+def _plain_run(ila, cmds, state=None):
+    """A reference execution without the simulator's fast paths: no decode index, no shared
+    decode functions, no inline scalar code, no summaries; every instruction of the hierarchy has
+    its valid and decode evaluated on its own, and children run one instruction at a time."""
+    import ila.sim as sim_mod
+    from ila.compile_np import compile_exprs
+    saved_cache, saved_compile = sim_mod._LEVELS, sim_mod.compile_exprs
+    sim_mod._LEVELS = type(saved_cache)()
+    sim_mod.compile_exprs = lambda *a, **k: saved_compile(*a, **{**k, "inline": False})
+    try:
+        sim = Simulator(ila, state, summaries=False)
+    finally:
+        sim_mod._LEVELS, sim_mod.compile_exprs = saved_cache, saved_compile
+    memo = {}
+
+    def holds(e, I):
+        fn = memo.get(e.uid) or memo.setdefault(e.uid, compile_exprs([e], vectorize=False, inline=False))
+        return bool(fn(sim.state, I)[0])
+
+    names = []
+    for cmd in cmds:
+        I = {v.name: (False if v.sort.is_bool else 0) for v in ila.all_inputs()} | dict(cmd)
+        top = [i for i in ila.instrs if holds(ila.valid, I) and holds(i.get_decode(), I)]
+        assert len(top) == 1, [i.name for i in top]
+        sim.fire(top[0].name, cmd)
+        names.append(top[0].name)
+        while True:
+            kids = [i for c in ila.walk() if c is not ila and holds(c.valid, I)
+                    for i in c.instrs if holds(i.get_decode(), I)]
+            if not kids:
+                break
+            assert len(kids) == 1
+            sim.fire(kids[0].name, cmd)
+    return sim, names
+
+
+def _assert_same(fast, slow):
+    from ila.sim import _diff_state
+    assert _diff_state(fast, slow, limit=4) == []
+
+
+def test_mmio_fast_path_equals_plain_execution_hlscnn():
+    rng = np.random.default_rng(6)
+    x, w = _raw(rng, (5, 4, 9), 16, 0.2), _raw(rng, (9, 2, 3, 9), 8, 0.2)
+    cmds = _conv_stream(x, w, stride=1, weight_bits=8, bias_raw=-5, has_bias=True, relu=True)
+    cmds.insert(3, cfg_write("AccelFCSizeConfig", 0x12345678))                # CFG_WR_OTHER
+    m = build_hlscnn(8, 2, 2)
+    ref, names = _plain_run(m, cmds)
+    for summaries in (False, True):
+        sim = Simulator(m, summaries=summaries)
+        assert sim.run(cmds) == names
+        _assert_same(sim, ref)
+
+
+def test_mmio_fast_path_equals_plain_execution_flexasr():
+    from ila.models.flexasr import shared_model
+    from ila.models.flexasr.driver import linear_program
+    from ila.models.flexasr.isa import assemble
+    rng = np.random.default_rng(8)
+    xq, wq, bq = (rng.integers(0, 256, s).astype(np.uint8) for s in ((2, 16), (64, 16), (64,)))
+    prog, lib = linear_program(xq, wq, bq, bx=2, bw=1, bb=3, out_bias=2)
+    _, cmds = assemble(prog, lib)
+    cmds = [c for c in cmds if not c.get("wait_irq")]
+    m = shared_model()
+    ref, names = _plain_run(m, cmds)
+    sim = Simulator(m)
+    assert sim.run(cmds) == names
+    _assert_same(sim, ref)
