@@ -1,0 +1,117 @@
+"""Simulator speed with and without the child-loop summaries (``ila.model.Ila.set_summary``).
+
+For each summarised unit, the summarised loop alone at a realistic shape: instruction by
+instruction (``Simulator(..., summaries=False)``) against the summary, and the ratio; then whole
+accelerator calls through the drivers (MMIO stream, loop, read-back) both ways:
+
+* HLSCNN convolution loop (``Accel_Conv_Child``): 3x3 conv2d 16 -> 16 channels on a 32x32 input
+  with host padding 1 (32x32 output), 16-bit and 8-bit weight designs; the trigger command (which
+  runs the child loop to quiescence) is timed alone.
+* HLSCNN conv2d call (``driver.run_job``): the whole MMIO stream on a reused simulator.
+* FlexASR linear call (``driver.run_linear``, 64 -> 64, 16 timesteps): FlexASR has no summary yet,
+  so both columns run the child instructions; listed for the end-to-end picture.
+
+Times are the best of ``repeat`` runs (seconds per call); every summarised result is checked
+bit-exact against the instruction-level one. Usage: python -m benchmarks.summary_speed [repeat]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from ila.models.hlscnn.driver import prepare_conv2d, run_job
+from ila.models.hlscnn.model import build_hlscnn
+from ila.sim import Simulator
+
+
+def _best(fn, repeat):
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def _row(name, slow, fast, same):
+    print(f"{name:58} {slow * 1e3:9.1f} ms {fast * 1e3:9.1f} ms {slow / fast:7.1f}x   bit-exact: {same}")
+
+
+def hlscnn_loop(repeat, weight_bits):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 32, 32, 16))
+    w = rng.standard_normal((16, 3, 3, 16)) * np.sqrt(2 / 144)
+    job = prepare_conv2d(x, w, padding=1, weight_bits=weight_bits, bias=0.25, relu=True)
+    model = build_hlscnn(weight_bits, 32, 4)
+    res = {}
+    for summaries in (False, True):
+        sim = Simulator(model, summaries=summaries)
+
+        def once():
+            sim.reset()
+            sim.run(job.commands[:-1])
+            before = sim.child_steps
+            t0 = time.perf_counter()
+            sim.step(job.commands[-1])
+            return time.perf_counter() - t0, sim.memory("scratch_pad_1").copy(), sim.child_steps - before
+
+        runs = [once() for _ in range(repeat)]
+        res[summaries] = (min(r[0] for r in runs), runs[-1][1], runs[-1][2])
+    same = np.array_equal(res[False][1], res[True][1])
+    _row(f"HLSCNN conv loop, w{weight_bits}, 16->16 3x3 on 32x32 ({res[False][2]} child steps)",
+         res[False][0], res[True][0], same)
+
+
+def hlscnn_call(repeat):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 32, 32, 16))
+    w = rng.standard_normal((16, 3, 3, 16)) * np.sqrt(2 / 144)
+    model = build_hlscnn(16, 32, 4)
+    res = {}
+    for summaries in (False, True):
+        sim = Simulator(model, summaries=summaries)
+
+        def call():
+            sim.reset()
+            job = prepare_conv2d(x, w, padding=1, weight_bits=16)
+            return run_job(job, sim=sim)[0]
+
+        res[summaries] = _best(call, repeat)
+    n = len(prepare_conv2d(x, w, padding=1, weight_bits=16).commands) + 2048
+    _row(f"HLSCNN conv2d call via driver ({n} MMIO commands)", res[False][0], res[True][0],
+         np.array_equal(res[False][1], res[True][1]))
+
+
+def flexasr_linear(repeat):
+    from ila.models.flexasr import driver as D
+    from ila.models.flexasr import shared_model
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 64)).astype(np.float32)
+    w = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
+    b = (rng.standard_normal(64) / 8).astype(np.float32)
+    res = {}
+    for summaries in (False, True):
+        r = D.Runner(shared_model())
+        r.sim = Simulator(r.model, summaries=summaries)
+        res[summaries] = _best(lambda: D.run_linear(x, w, b, r=r), repeat)
+    fast = res[True][1]
+    n = len(fast.fragment["program fragment"])
+    _row(f"FlexASR linear call 64->64, 16 timesteps ({n} MMIO cmds, {fast.child_steps} child steps)",
+         res[False][0], res[True][0], np.array_equal(res[False][1].codes, fast.codes))
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.summary_speed", description=__doc__.splitlines()[0])
+    ap.add_argument("repeat", nargs="?", type=int, default=3)
+    repeat = ap.parse_args().repeat
+    print(f"{'':58} {'instructions':>12} {'summaries':>12} {'ratio':>8}")
+    hlscnn_loop(repeat, 16)
+    hlscnn_loop(repeat, 8)
+    hlscnn_call(repeat)
+    flexasr_linear(repeat)
+
+
+if __name__ == "__main__":
+    main()
