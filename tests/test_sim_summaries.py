@@ -345,3 +345,73 @@ def test_mmio_fast_path_equals_plain_execution_flexasr():
     sim = Simulator(m)
     assert sim.run(cmds) == names
     _assert_same(sim, ref)
+
+
+# ----------------------------------------------------------------------------- FlexASR PE core
+PE = "PE_CORE_CHILD"
+AF_EDGE = [0x00, 0x80, 0x7F, 0xFF, 0x01, 0x81]     # zero, negative zero, max/min codes, smallest magnitudes
+
+
+def _codes(rng, shape, edge_frac):
+    v = rng.integers(0, 256, size=shape)
+    pick = rng.random(shape) < edge_frac
+    v[pick] = rng.choice(AF_EDGE, size=int(pick.sum()))
+    return v.astype(np.uint8)
+
+
+def _linear_cmds(rng, T, I, O, bias, edge_frac, regs):
+    from ila.models.flexasr.driver import linear_program
+    from ila.models.flexasr.isa import assemble
+    xq, wq = _codes(rng, (T, I), edge_frac), _codes(rng, (O, I), edge_frac)
+    bq = _codes(rng, (O,), edge_frac) if bias else None
+    bx, bw, bb, bo = regs
+    prog, lib = linear_program(xq, wq, bq, bx=bx, bw=bw, bb=bb, out_bias=bo)
+    return [c for c in assemble(prog, lib)[1] if not c.get("wait_irq")]
+
+
+def _lstm_cmds(rng, T, I, H, edge_frac, regs):
+    from ila.models.flexasr.isa import assemble
+    from ila.models.flexasr.programs import lstm_pe_images
+    xq, wiq, whq = _codes(rng, (T, I), edge_frac), _codes(rng, (4 * H, I), edge_frac), _codes(rng, (4 * H, H), edge_frac)
+    bq = _codes(rng, (4 * H,), edge_frac)
+    imgs = lstm_pe_images(wiq, whq, bq)
+    lib = {"x": xq} | {f"w{p}": imgs[p] for p in range(4)}
+    prog = [{"name": "store_pe", "pe": p, "tensor": f"w{p}"} for p in range(4)]
+    prog += [{"name": "store_act", "tensor": "x", "base": 0},
+             {"name": "lstm_layer", "num_ts": T, "num_v_in": I // 16, "num_v_out": H // 16, "is_bias": 1,
+              "adpbias_wgt_i": regs[0], "adpbias_wgt_h": regs[1], "adpbias_inp": regs[2], "adpbias_bias": regs[3],
+              "adpbias_out": regs[0], "base_in": 0, "base_out": 0x8000},
+             {"name": "load_act", "num_ts": T, "num_v": H // 16, "base": 0x8000}]
+    return [c for c in assemble(prog, lib)[1] if not c.get("wait_irq")]
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2 ** 32 - 1), T=st.integers(1, 3), I=st.sampled_from([16, 32, 64]),
+       O=st.sampled_from([64, 128, 320, 512]), bias=st.booleans(), edge_frac=st.sampled_from([0.0, 0.3, 1.0]),
+       regs=st.tuples(*[st.integers(0, 7)] * 4))
+def test_flexasr_pe_core_summary_equals_loop_random_linear(seed, T, I, O, bias, edge_frac, regs):
+    from ila.models.flexasr import shared_model
+    rng = np.random.default_rng(seed)
+    r = compare_summaries(shared_model(), _linear_cmds(rng, T, I, O, bias, edge_frac, regs))
+    assert r.ok, r.mismatches
+    assert r.summary_runs == {PE: T}
+
+
+def test_flexasr_pe_core_summary_equals_loop_lstm_two_managers():
+    from ila.models.flexasr import shared_model
+    rng = np.random.default_rng(11)
+    r = compare_summaries(shared_model(), _lstm_cmds(rng, 2, 32, 64, 0.3, (1, 2, 3, 4)))
+    assert r.ok, r.mismatches
+    assert r.summary_runs == {PE: 2}
+
+
+@pytest.mark.parametrize("bug", ["off_by_one", "bias_pass2", "last_chunk"])
+def test_seeded_bug_in_flexasr_pe_core_summary_is_caught(bug):
+    from ila.models.flexasr import shared_model
+    from ila.models.flexasr.gb_control import PE_CORE_BUGS, pe_core_summary
+    assert bug in PE_CORE_BUGS
+    rng = np.random.default_rng(12)
+    cmds = (_lstm_cmds(rng, 1, 16, 64, 0.3, (1, 2, 3, 4)) if bug == "bias_pass2"
+            else _linear_cmds(rng, 1, 16, 512, True, 0.3, (1, 2, 3, 4)))
+    r = compare_summaries(shared_model(), cmds, summaries={PE: pe_core_summary(bug=bug)})
+    assert not r.ok, f"seeded bug {bug!r} not detected"

@@ -27,8 +27,14 @@ Child ``PE_ACT_CHILD``: runs the num_inst-op micro-program once per output group
   LOAD A (act_buffer[buffer_base + 16g + l], zero at t = 0 when is_zero_first), STORE A, INPE A
   (next core output vector), OUTGB A (Fixed2Adaptfloat with adpbias_out into GB mem_idx_2 at
   timestep t, vector output_base + g), COPY/EADD/EMUL A,B, SIGM/TANH/RELU/ONEX A.
+
+The simulator runs ``PE_CORE_CHILD``'s loop (all MACs and bias steps of one timestep) through a
+tensor-level summary (:func:`pe_core_summary`, registered with ``set_summary``), checked bit-exact
+against the loop by ``tests/test_sim_summaries.py``; proofs see the instructions.
 """
 from __future__ import annotations
+
+import numpy as np
 
 from ila import TRUE, bv_const, ite, load, store, zext
 from ila.models.flexasr import constants as C
@@ -198,6 +204,7 @@ def _build_core(f: Flex, core_valid, core_state, o, j, mngr, act_valid, fetched)
     i.set_update(act_valid, ite(done, _c(1, 1), _c(0, 1)))
     for reg, val in zip(fetched, _act_fetch(f, _c(0, 5))):        # prefetch micro-op 0
         i.set_update(reg, ite(done, val, reg))
+    c.set_summary(pe_core_summary(), name="flexasr_pe_core_loop")
 
 
 def _build_act(f: Flex, act_valid, gb_state, t, cfg, first, fetched):
@@ -280,3 +287,102 @@ def _build_act(f: Flex, act_valid, gb_state, t, cfg, first, fetched):
         new = ite(TRUE, new, new)       # chain boundary: each PE's 16 stores vectorise on their own
     ins.set_update(big, new)
     advance(ins)
+
+
+# ----------------------------------------------------------------------------- loop summary
+PE_CORE_BUGS = ("off_by_one", "bias_pass2", "last_chunk")      # seeded bugs, for the differential tests
+
+
+def _call(fn, *args):
+    """A FuncRef's numpy body on broadcast uint64 arrays, masked to its range (as the simulator's
+    lane evaluation of the function, ila.semantics._apply)."""
+    conv = np.broadcast_arrays(*[np.asarray(a, dtype=np.uint64) for a in args])
+    return np.asarray(fn.body(*conv)).astype(np.uint64) & np.uint64((1 << fn.range.width) - 1)
+
+
+def pe_core_summary(*, bug: str | None = None):
+    """The tensor-level summary of ``PE_CORE_CHILD`` (simulator only; see
+    :meth:`ila.model.Ila.set_summary`): from its first step (valid, ``pe_core_state`` 0, counters
+    0), the state at the loop's quiescence, with the datapath functions' own numpy bodies.
+
+    For each output chunk ``o = 0, 4, ...`` (while ``o + 4 < num_output`` of PE0) and manager pass
+    (1, then 2 when PE0's ``num_manager`` is 2), for each PE ``p``: the partial sums
+    ``P[256 oo + 16 l + k] = sum_j ProductSum(W[o_eff+oo][j][l][k], x[16 j + k]) mod 2**32`` over
+    ``j < num_inputs`` (PE0's count for the loop, PE ``p``'s for the weight address; ``o_eff`` the
+    clamped chunk row as in ``pe_core_mac``), left in ``pe{p}_accum``; then the bias step:
+    ``acc = sum_k P[.. k] mod 2**32``, ``r = PECoreAccum2Act(acc, bias byte, ...)`` and
+    ``core_out[16 (o+oo) + l] := r`` (pass 1) or ``PEActEadd(core_out, r)`` (pass 2) for live rows.
+    Ends with the counters and ``pe_core_state`` 0, ``pe_core_child_valid`` 0,
+    ``pe_act_child_valid`` 1 and micro-op 0 of PE0 prefetched. Returns the child instruction count
+    (``sum over passes of num_inputs + 1``). Declines (None) off its first step, for a zero input
+    count, an address beyond a buffer or a count beyond ``budget``. ``bug`` (one of
+    :data:`PE_CORE_BUGS`) seeds a deliberate error for the differential tests.
+    """
+    if bug is not None and bug not in PE_CORE_BUGS:
+        raise ValueError(f"unknown seeded bug {bug!r}; one of {PE_CORE_BUGS}")
+    from ila.models.flexasr.funcs import PE_ACT_EADD as EADD, PE_CORE_ACCUM2ACT as A2A, PRODUCT_SUM as PS
+    M32 = np.uint64(0xFFFFFFFF)
+    lane16, cell256 = np.arange(16), np.arange(256)
+
+    def flexasr_pe_core_loop(S, budget):
+        if not (S["pe_core_child_valid"] == 1 and S["pe_core_state"] == 0 and S["pe_core_o_cntr"] == 0
+                and S["pe_core_j_cntr"] == 0 and S["pe_core_mngr"] == 0):
+            return None
+        nout = S["pe0_rnn_layer_sizing_num_output"]
+        mngrs = (1, 2) if S["pe0_rnn_layer_sizing_num_manager"] == 2 else (1,)
+        chunks = [0]
+        while chunks[-1] + C.PE_CORE_OC < nout:
+            chunks.append(chunks[-1] + C.PE_CORE_OC)
+        if bug == "last_chunk" and len(chunks) > 1:
+            chunks.pop()
+        nin = {k: S[f"pe0_mem_mngr_{k}_num_inputs"] for k in mngrs}
+        if min(nin.values()) == 0:
+            return None
+        steps = len(chunks) * sum(nin[k] + 1 for k in mngrs)
+        if steps > budget:
+            return None
+        cfg = {}
+        for p in range(C.NUM_PE):                               # addresses first: decline before any write
+            for k in mngrs:
+                mm = f"pe{p}_mem_mngr_{k}"
+                n_p, wb = S[f"{mm}_num_inputs"], S[f"{mm}_base_weight"] << 4
+                ib, bbase = S[f"{mm}_base_input"] << 4, S[f"pe{p}_mem_mngr_1_base_bias"] << 4
+                top_o = min(chunks[-1] + C.PE_CORE_OC - 1, max(nout - 1, chunks[-1]))
+                if (wb + ((top_o * n_p + nin[k] - 1) << 8) + 255 >= C.PE_WEIGHT_SIZE
+                        or ib + 16 * nin[k] + 15 >= C.PE_INPUT_SIZE or bbase + (top_o << 4) + 15 >= C.PE_WEIGHT_SIZE):
+                    return None
+                cfg[p, k] = (n_p, wb, ib, bbase)
+        for o in chunks:
+            live = np.array([o + oo < nout for oo in range(C.PE_CORE_OC)])
+            o_eff = np.where(live, o + np.arange(C.PE_CORE_OC), o)
+            for k in mngrs:
+                first = k == 1
+                jj = np.arange(nin[k] - (bug == "off_by_one"))
+                for p in range(C.NUM_PE):
+                    n_p, wb, ib, bbase = cfg[p, k]
+                    wbuf, ibuf = S[f"pe{p}_weight_buffer"], S[f"pe{p}_input_buffer"]
+                    waddr = (wb + ((o_eff[:, None] * n_p + jj[None, :]) << 8))[..., None] + cell256
+                    W = wbuf[waddr].reshape(C.PE_CORE_OC, len(jj), 16, 16)
+                    X = ibuf[(ib + 16 * jj)[:, None] + lane16]                    # (j, k)
+                    part = _call(PS, W, X[None, :, None, :]).sum(axis=1) & M32
+                    S[f"pe{p}_accum"][:256 * C.PE_CORE_OC] = part.reshape(-1)
+                    acc = part.sum(axis=-1) & M32                                     # (oo, lane)
+                    bias = wbuf[bbase + (o_eff[:, None] << 4) + lane16]
+                    rs, mm = f"pe{p}_rnn_layer_sizing", f"pe{p}_mem_mngr_{k}"
+                    if first or bug == "bias_pass2":
+                        args = (bias, S[f"{mm}_adpbias_weight"], S[f"{mm}_adpbias_input"],
+                                S[f"{mm}_adpbias_bias"], S[f"{rs}_is_bias"])
+                    else:
+                        args = (0, S[f"{mm}_adpbias_weight"], S[f"{mm}_adpbias_input"], 0, 0)
+                    r = _call(A2A, acc, *args)
+                    out = S[f"pe{p}_core_out"]
+                    oaddr = (((o + np.arange(C.PE_CORE_OC)) & 0xFF) << 4)[:, None] + lane16
+                    old = out[oaddr].astype(np.uint64)
+                    new = r if first else _call(EADD, old, r)
+                    out[oaddr] = np.where(live[:, None], new, old)
+        inst0 = S["pe0_act_inst_0"]
+        S["pe_act_opcode"], S["pe_act_ra"], S["pe_act_rb"] = (inst0 >> 4) & 0xF, (inst0 >> 2) & 3, inst0 & 3
+        S["pe_core_child_valid"], S["pe_act_child_valid"] = 0, 1
+        return steps
+
+    return flexasr_pe_core_loop
