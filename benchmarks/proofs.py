@@ -18,8 +18,10 @@ are listed as such (they are validated by ``--method sim|fuzz`` only).
 Every proof and every seeded-bug check is one task of a Dask campaign (:mod:`benchmarks.campaign`:
 a LocalCluster of ``--workers`` processes, or ``--scheduler ADDRESS``); each task records its
 verdict in the ledger itself (the ledger's writes are locked) and its summary in the campaign's
-results file as it finishes, keyed by the mapping's source digest, so an interrupted run resumes
-and only re-proves what changed. Seconds are measured inside each task (with ``--workers 2`` two
+results file as it finishes (``--results PATH``; default ``<cache>/campaigns/proofs.jsonl``, the
+cache being ``$D2A_CACHE``, else ``$XDG_CACHE_HOME/d2a``, else ``~/.cache/d2a``), keyed by the
+mapping's source digest and the ledger file, so an interrupted run resumes and only re-proves what
+changed. The ledger is the file ``ledger.json`` beside ``--out``. Seconds are measured inside each task (with ``--workers 2`` two
 proofs share this machine's 2 cores).
 
 Writes ``paper_results/proofs.md``. Run: ``python -m benchmarks.proofs [--quick] [--no-mutations]

@@ -1,0 +1,87 @@
+"""The proofs benchmark as a Dask campaign (benchmarks.proofs): tasks are importable functions of
+plain data, a rerun resumes from the results file, the report and exit code come from the records,
+campaign errors exit 2. The full plan is `python -m benchmarks.proofs --quick` (CI smoke)."""
+import json
+import pickle
+
+import pytest
+
+pytest.importorskip("distributed")
+
+from benchmarks import campaign, proofs  # noqa: E402
+from verify import ledger  # noqa: E402
+
+
+def _plan(tmp_path, mutations=False):
+    return proofs.tasks(True, mutations, 900.0, str(tmp_path / "ledger.json"))
+
+
+def _fake(t, kind="proved"):
+    res = {"kind": kind, "seconds": 0.5, "what": "fake"} if t.fn is proofs.prove_task else \
+        {"kind": "counterexample", "seconds": 0.5, "killed": True}
+    return {"key": t.key, "ok": True, "result": res, "seconds": 0.5, "worker": 0}
+
+
+def test_tasks_are_importable_functions_of_plain_data(tmp_path):
+    todo, plain = _plan(tmp_path, mutations=True)
+    assert todo and plain and len({t.key for t in todo}) == len(todo)
+    assert {t.fn for t in todo} == {proofs.prove_task, proofs.mutation_task}
+    for t in todo:
+        assert t.fn.__module__ == "benchmarks.proofs"                  # pickled by reference, not by value
+        assert all(isinstance(a, (str, float, int)) for a in t.args)
+    pickle.dumps(todo)
+    # the key names what the verdict depends on: the ledger file (and the mapping's source digest)
+    assert all(str(tmp_path / "ledger.json") in t.key for t in todo if t.fn is proofs.prove_task)
+
+
+def test_a_proof_task_records_in_the_ledger(tmp_path):
+    res = proofs.prove_task("vta.add", "bmc", "32", "exact", 120.0, str(tmp_path / "ledger.json"))
+    assert res["kind"] == "proved" and res["seconds"] >= 0 and isinstance(res["what"], str)
+    json.dumps(res)
+    assert any(e["mapping"] == "vta.add" for e in ledger.load(tmp_path / "ledger.json"))
+
+
+def test_report_from_a_resumed_campaign(tmp_path, capsys):
+    """Every result already in the results file: no cluster, nothing proved again, same report."""
+    todo, plain = _plan(tmp_path)
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(json.dumps(_fake(t)) + "\n" for t in todo))
+    out = tmp_path / "p.md"
+    assert proofs.main(["--quick", "--no-mutations", "--no-progress", "--out", str(out), "--results",
+                        str(results)]) == 0
+    text = out.read_text()
+    assert text.count("| proved | 0.50 | fake |") == len(todo) and f"`{plain[0]}`" in text
+    assert not (tmp_path / "ledger.json").exists()                      # no task ran
+    # a failed proof task: reported, exit 1
+    results.write_text("".join(json.dumps(_fake(t)) + "\n" for t in todo[1:]) +
+                       json.dumps({"key": todo[0].key, "ok": False, "error": "KilledWorker: x"}) + "\n")
+    assert proofs.main(["--quick", "--no-mutations", "--no-progress", "--out", str(out), "--results",
+                        str(results), "--scheduler", "nonsense:::"]) == 2    # the failed one is re-run: no cluster
+    assert "nonsense:::" in capsys.readouterr().err
+
+
+def test_campaign_errors_exit_2(tmp_path, capsys):
+    results = tmp_path / "r.jsonl"
+    results.write_text("{oops\n{}\n")
+    assert proofs.main(["--quick", "--no-mutations", "--out", str(tmp_path / "p.md"), "--results",
+                        str(results)]) == 2
+    assert f"{results}: line 1" in capsys.readouterr().err
+    assert proofs.main(["--quick", "--workers", "0", "--out", str(tmp_path / "p.md")]) == 2
+    assert "--workers" in capsys.readouterr().err
+
+
+def test_the_last_proofs_run_on_a_local_cluster(tmp_path):
+    """All but the VTA proofs already recorded: the three VTA proofs run on a LocalCluster and land
+    in the results file, the ledger and the report."""
+    todo, _ = _plan(tmp_path)
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(json.dumps(_fake(t)) + "\n" for t in todo if not t.args[0].startswith("vta.")))
+    out = tmp_path / "p.md"
+    assert proofs.main(["--quick", "--no-mutations", "--no-progress", "--workers", "1", "--out", str(out),
+                        "--results", str(results)]) == 0
+    recs = campaign.load(results)
+    assert len(recs) == len(todo) and {r["key"] for r in recs} == {t.key for t in todo}
+    vta = [r for r in recs if "/vta." in r["key"]]
+    assert len(vta) == 3 and all(r["ok"] and r["result"]["kind"] == "proved" for r in vta)
+    assert {e["mapping"] for e in ledger.load(tmp_path / "ledger.json")} == {"vta.add", "vta.gemm", "vta.relu"}
+    assert "| `vta.gemm` | bmc | 1x16x16 | exact | proved |" in out.read_text()
