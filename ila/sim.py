@@ -73,6 +73,7 @@ class _Level:
         self.instrs: list[Instr] = ila.instrs
         self.valid = compile_exprs([ila.valid], name=f"valid_{ila.name}", inline=True)
         self._decode: dict[str, object] = {}          # per instruction, for fire(): compiled on demand
+        self._batch: dict[str, object] = {}           # instruction -> _BatchPlan or None (run())
         self._buckets: dict[object, tuple] = {}       # decode-index value -> (candidates, one decode fn)
         self.updates = {}
         for i in self.instrs:
@@ -141,7 +142,63 @@ class _Level:
         return self.decoded(S, I)
 
 
+    def batch_plan(self, name: str):
+        """The :class:`_BatchPlan` of top-level instruction ``name``, or None when it cannot run
+        batched (computed once)."""
+        if name not in self._batch:
+            self._batch[name] = _BatchPlan.make(self.ila, self.ila.instr(name))
+        return self._batch[name]
+
+
 _MISS = object()      # decode-index bucket of the values no instruction is keyed on
+BATCH = 1024          # commands per batch in Simulator.run
+
+
+class _BatchPlan:
+    """A run of consecutive commands that each fire the same top-level data-write instruction,
+    executed at once over lane arrays of the commands' inputs (Simulator.run).
+
+    Static conditions (checked here): the instruction's memory updates are store chains on the
+    memory itself, its addresses, data and scalar updates read no state it writes, and neither
+    the top-level valid, nor any top-level decode, nor any child's valid reads a state it writes.
+    Then, from a state where no child is valid, every command of the run sees the states those
+    expressions read unchanged, so the run equals one pass over its commands in order, provided
+    (checked per batch) each command's inputs are valid, the valid holds and exactly this
+    instruction decodes, and all the run's store addresses are distinct and inside their memories.
+    The run stops before the first command that fails a check; that command then executes alone.
+    """
+
+    def __init__(self, ila: Ila, ins: Instr, mems, scalars, fn, decodes, index):
+        self.ila, self.ins, self.mems, self.scalars = ila, ins, mems, scalars
+        self.fn, self.decodes, self.index = fn, decodes, index
+
+    @staticmethod
+    def make(ila: Ila, ins: Instr) -> "_BatchPlan | None":
+        from .compile_np import _store_chain
+        from .walk import variables
+        written = {s.name for s in ins.updates}
+        mems, scalars, exprs = [], [], []
+        for st_, e in ins.updates.items():
+            if isinstance(st_.sort, MemSort):
+                if ila.mem_size(st_.name) is None:
+                    return None
+                base, addrs, datas = _store_chain(e)
+                if base is not st_ or not addrs:
+                    return None
+                mems.append((st_.name, len(addrs)))
+                exprs += addrs + datas
+            else:
+                scalars.append(st_)
+        if not mems:
+            return None
+        exprs += [ins.updates[v] for v in scalars]
+        readers = [ila.valid] + [i.get_decode() for i in ila.instrs] + [c.valid for c in ila.walk() if c is not ila]
+        if any(v.name in written for v in variables(exprs + readers)):
+            return None
+        fn = compile_exprs(exprs, vectorize=False, name=f"batch_{ins.name}")
+        decodes = compile_exprs([ila.valid] + [i.get_decode() for i in ila.instrs], vectorize=False,
+                                name=f"batch_decodes_{ila.name}")
+        return _BatchPlan(ila, ins, mems, scalars, fn, decodes, ila.instrs.index(ins))
 
 
 _LEVELS: "weakref.WeakKeyDictionary[Ila, dict]" = weakref.WeakKeyDictionary()
@@ -412,8 +469,94 @@ class Simulator:
         return int(n)
 
     def run(self, commands: Iterable[Mapping[str, int]], *, allow_idle: bool = False) -> list[str | None]:
-        """Execute a sequence of commands; return the top-level instruction names."""
-        return [self.step(c, allow_idle=allow_idle) for c in commands]
+        """Execute a sequence of commands; return the top-level instruction names.
+
+        Same result as :meth:`step` on each command in turn (state, names, errors); runs of
+        commands that fire one data-write instruction execute as one batch (:class:`_BatchPlan`)."""
+        cmds = commands if isinstance(commands, list) else list(commands)
+        out: list[str | None] = []
+        i, n = 0, len(cmds)
+        while i < n:
+            name = self.step(cmds[i], allow_idle=allow_idle)
+            out.append(name)
+            i += 1
+            size = 8                               # batches grow while the run lasts
+            while name is not None and i + 1 < n and not self.record_trace:
+                plan = self._top.batch_plan(name)
+                if plan is None or not self._same_next(plan, cmds[i]):
+                    break
+                k = self._run_batch(plan, cmds, i, size)
+                out.extend([name] * k)
+                i += k
+                if k < size:
+                    break
+                size = min(2 * size, BATCH)
+        return out
+
+    def _same_next(self, plan: _BatchPlan, cmd) -> bool:
+        """Cheap look-ahead: does ``cmd`` alone fire ``plan``'s instruction (children idle)?"""
+        try:
+            I = self._inputs_of(cmd or {})
+        except SimulationError:
+            return False
+        S = self.state
+        with np.errstate(over="ignore"):
+            return bool(self._top.valid(S, I)[0]) and self._top.decoded(S, I) == [plan.ins]
+
+    def _run_batch(self, plan: _BatchPlan, cmds: list, start: int, size: int) -> int:
+        """Execute the longest prefix (up to ``size``) of ``cmds[start:]`` that the plan covers;
+        return its length (0: none, the caller steps)."""
+        S = self.state
+        batch = []
+        try:
+            for c in cmds[start:start + size]:
+                batch.append(self._inputs_of(c or {}))
+        except SimulationError:
+            pass                                   # that command raises when it is stepped
+        n = len(batch)
+        if n < 2:
+            return 0
+        with np.errstate(over="ignore"):
+            if self._children and any(self._child_valid(S, batch[0])):
+                return 0
+            lanes = {}
+            for name, v in self._inputs.items():
+                vals = [I[name] for I in batch]
+                lanes[name] = np.array(vals, dtype=bool if isinstance(v.sort, BoolSort) else
+                                       (np.uint64 if v.sort.width <= 64 else object))
+            try:
+                dec = [np.broadcast_to(np.asarray(d), (n,)) for d in plan.decodes(S, lanes)]
+                ok = dec[0] & dec[1 + plan.index] & (np.sum([d.astype(np.int64) for d in dec[1:]], axis=0) == 1)
+                vals = [np.broadcast_to(np.asarray(v), (n,)) for v in plan.fn(S, lanes)]
+            except (SimulationError, ArithmeticError, ValueError, IndexError, KeyError, TypeError):
+                return 0                           # stepping reports it at the right command
+            bad = np.nonzero(~ok)[0]
+            n = int(bad[0]) if bad.size else n
+            pos, writes = 0, []
+            for name, L in plan.mems:
+                A = np.stack(vals[pos:pos + L], axis=1)[:n].astype(np.uint64)      # (commands, stores)
+                D = np.stack(vals[pos + L:pos + 2 * L], axis=1)[:n]
+                pos += 2 * L
+                size = S[name].shape[0]
+                out = np.nonzero((A >= size).any(axis=1))[0]
+                if out.size:
+                    n = min(n, int(out[0]))
+                flat = A[:n].reshape(-1)
+                _, first = np.unique(flat, return_index=True)
+                if first.size != flat.size:
+                    rep = np.ones(flat.size, bool)
+                    rep[first] = False
+                    n = min(n, int(np.nonzero(rep)[0][0]) // L)
+                writes.append((name, A, D))
+            if n < 1:
+                return 0
+            for name, A, D in writes:
+                S[name][A[:n].reshape(-1).astype(np.int64)] = D[:n].reshape(-1)
+            for v, val in zip(plan.scalars, vals[pos:]):
+                x = val[n - 1]
+                S[v.name] = bool(x) if isinstance(v.sort, BoolSort) else int(x)
+        self.steps += n
+        return n
 
 
 @dataclass

@@ -415,3 +415,62 @@ def test_seeded_bug_in_flexasr_pe_core_summary_is_caught(bug):
             else _linear_cmds(rng, 1, 16, 512, True, 0.3, (1, 2, 3, 4)))
     r = compare_summaries(shared_model(), cmds, summaries={PE: pe_core_summary(bug=bug)})
     assert not r.ok, f"seeded bug {bug!r} not detected"
+
+
+# ----------------------------------------------------------------------------- batched runs of data writes
+def _run_vs_steps(m, cmds, state=None):
+    """Simulator.run (batched) against step() per command: same names, same error at the same
+    command, same state."""
+    a, b = Simulator(m, state), Simulator(m, state)
+    names_a = err_a = names_b = err_b = None
+    try:
+        names_a = a.run(cmds)
+    except SimulationError as e:
+        err_a = (type(e).__name__, a.steps)
+    names_b = []
+    try:
+        for c in cmds:
+            names_b.append(b.step(c))
+    except SimulationError as e:
+        err_b = (type(e).__name__, b.steps)
+    assert err_a == err_b
+    if err_a is None:
+        assert names_a == names_b
+    _assert_same(a, b)
+    return a
+
+
+def _vir(addr, data):
+    return {"top_slave_if_wr": 1, "top_slave_if_rd": 0, "top_slave_addr_in": 0x32000000 + 0x50000 + addr,
+            **{f"top_slave_data_in_{i}": int(data[i]) for i in range(16)}}
+
+
+def test_batched_data_writes_equal_steps_hlscnn():
+    rng = np.random.default_rng(9)
+    m = build_hlscnn(16, 32, 4)
+    beats = [rng.integers(0, 256, 16) for _ in range(300)]
+    plain = [_vir(16 * k, beats[k]) for k in range(300)]
+    assert _run_vs_steps(m, plain).steps == 300
+    overlap = [_vir(16 * k + (8 if k % 7 == 3 else 0), beats[k]) for k in range(300)]   # later beats overwrite
+    _run_vs_steps(m, overlap)
+    unaligned = [_vir(3 * k, beats[k]) for k in range(300)]
+    _run_vs_steps(m, unaligned)
+    oob = plain[:150] + [_vir(0x30000 - 8, beats[0])] + plain[150:]                       # beyond the memory
+    _run_vs_steps(m, oob)
+    bad = plain[:100] + [dict(plain[100], top_slave_data_in_3=256)] + plain[101:]          # invalid input
+    _run_vs_steps(m, bad)
+    mixed = plain[:50] + [cfg_write("SocMemBaseAddr", 0x50000)] + plain[50:120] + \
+        [{**plain[0], "top_slave_addr_in": 0x32000000 + 0x4000}] + plain[120:]             # other instructions
+    _run_vs_steps(m, mixed)
+    idle = plain[:10] + [{"top_slave_if_wr": 0, "top_slave_if_rd": 0}] + plain[10:]        # decodes nothing
+    _run_vs_steps(m, idle)
+    # the conv stream (SoC-memory runs, scratchpad loads, trigger, loop, reads) with garbage memories
+    x, w = _raw(rng, (6, 5, 9), 16, 0.2), _raw(rng, (10, 3, 2, 9), 16, 0.2)
+    _run_vs_steps(m, _conv_stream(x, w, stride=2, weight_bits=16, relu=True), state=_initial(rng))
+
+
+def test_batched_data_writes_equal_steps_flexasr():
+    from ila.models.flexasr import shared_model
+    rng = np.random.default_rng(10)
+    _run_vs_steps(shared_model(), _lstm_cmds(rng, 2, 32, 64, 0.3, (1, 2, 3, 4)))
+    _run_vs_steps(shared_model(), _linear_cmds(rng, 3, 64, 128, True, 0.3, (2, 1, 3, 2)))

@@ -49,17 +49,27 @@ class Runner:
         """Run commands; return the 16 data bytes of every read. ``wait_irq`` checks the interrupt."""
         reads = []
         sim = self.sim
-        for n, cmd in enumerate(cmds):
+        n, total = 0, len(cmds)
+        while n < total:
+            cmd = cmds[n]
             if cmd.get("wait_irq"):
                 if sim.state["top_interrupt_request"] != 1:
                     raise FlexASRError(f"command {n}: waiting for the interrupt, but the operation did not finish")
+                n += 1
                 continue
+            end = n
+            while end < total and not cmds[end].get("wait_irq") and not cmds[end].get("if_axi_rd"):
+                end += 1
+            end = max(end, n + 1)          # a run of writes goes through Simulator.run (batched)
+            before = sim.steps
             try:
-                sim.step(cmd)
+                sim.run(cmds[n:end]) if end > n + 1 else sim.step(cmd)
             except SimulationError as e:
-                a = cmd.get("addr_in", 0)
-                kind = "write to" if cmd.get("if_axi_wr") else "read from"
                 if "no instruction" in str(e):
+                    n += sim.steps - before    # the command no instruction decodes (it did not count)
+                    cmd = cmds[n]
+                    a = cmd.get("addr_in", 0)
+                    kind = "write to" if cmd.get("if_axi_wr") else "read from"
                     from ila.models.flexasr.isa import START_ADDR
                     if cmd.get("if_axi_wr") and a in START_ADDR.values():
                         unit = {C.START_GB_CONTROL: "GB control", C.START_LAYER_REDUCE: "LayerReduce",
@@ -72,6 +82,7 @@ class Runner:
                 raise
             if cmd.get("if_axi_rd"):
                 reads.append(read_word(sim.state).astype(np.uint8))
+            n = end
         return reads
 
     def run(self, prog, lib) -> tuple[dict, list[np.ndarray]]:
