@@ -124,12 +124,21 @@ _INLINE = {
 }
 
 
+def _load1(m: MemValue, a):
+    """Inline scalar LOAD: MemValue.load's own path for a pending-write-free dense memory and an
+    address inside it, else MemValue.load itself (same value or error)."""
+    b = m.base
+    if not m.writes and type(b) is np.ndarray and a < b.shape[0]:
+        return int(b[a])
+    return m.load(a)
+
+
 class _Codegen:
     def __init__(self, inline: bool = True):
         self.inline = inline
         self.lanes: set[int] = set()          # uids of nodes whose value may be a lane array
         self.lines: list[str] = []
-        self.glob: dict[str, object] = {"MemValue": MemValue, "as_lanes": as_lanes, "np": np}
+        self.glob: dict[str, object] = {"MemValue": MemValue, "as_lanes": as_lanes, "np": np, "LD1": _load1}
         self.names: dict[int, str] = {}
         self.lane_vars: dict[int, str] = {}
         self._k = itertools.count()
@@ -198,6 +207,8 @@ class _Codegen:
             tmpl = "({0} == {1})"
         elif op is Op.ITE and self.inline and n.uid not in self.lanes and not isinstance(n.sort, MemSort):
             tmpl = "({1} if {0} else {2})"
+        elif op is Op.LOAD and self.inline and n.uid not in self.lanes:
+            tmpl = "LD1({0}, {1})"
         if tmpl is not None:
             args = [self.names[a.uid] for a in n.args]
             w = n.sort.width if isinstance(n.sort, BvSort) else 1

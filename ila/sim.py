@@ -384,16 +384,15 @@ class Simulator:
             self._apply(level, ins, self.state, I)
 
     def _inputs_of(self, given: Mapping) -> dict:
-        I = dict(self._input_defaults)
+        I = self._input_defaults.copy()
         masks = self._input_masks
-        for k, val in given.items():
-            top = masks.get(k)
-            if top is not None and type(val) is int and 0 <= val <= top:
-                I[k] = val                                  # the common case of _check_value
-            elif k not in self._inputs:
+        # the common case of _check_value: ints within their bit-vector input's width
+        odd = [k for k, val in given.items() if type(val) is not int or not 0 <= val <= masks.get(k, -1)]
+        I.update(given)
+        for k in odd:
+            if k not in self._inputs:
                 raise SimulationError(f"unknown input {k!r} for ILA {self.ila.name!r}")
-            else:
-                I[k] = self._check_value(self._inputs[k], val, "input")
+            I[k] = self._check_value(self._inputs[k], given[k], "input")
         return I
 
     def _describe(self, given: Mapping) -> str:

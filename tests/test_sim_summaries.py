@@ -474,3 +474,14 @@ def test_batched_data_writes_equal_steps_flexasr():
     rng = np.random.default_rng(10)
     _run_vs_steps(shared_model(), _lstm_cmds(rng, 2, 32, 64, 0.3, (1, 2, 3, 4)))
     _run_vs_steps(shared_model(), _linear_cmds(rng, 3, 64, 128, True, 0.3, (2, 1, 3, 2)))
+
+
+def test_hlscnn_driver_numeric_image_equals_element_path():
+    # the numpy byte image of int operands == the per-element path (which also serves terms)
+    rng = np.random.default_rng(13)
+    for bits in (8, 16):
+        x, w = _raw(rng, (5, 6, 11), 16, 0.3), _raw(rng, (9, 2, 3, 11), bits, 0.3)
+        fast = conv2d_program(x, w, stride=1, weight_bits=bits, bias_raw=-3, has_bias=True)
+        slow = conv2d_program(x.astype(object), w.astype(object), stride=1, weight_bits=bits, bias_raw=-3,
+                              has_bias=True)
+        assert fast.commands == slow.commands and fast.read_commands == slow.read_commands

@@ -128,8 +128,17 @@ def _element_bytes(v, nbytes: int) -> list:
     return [(v >> (8 * k)) & 0xFF for k in range(nbytes)]
 
 
-def _image(elements: np.ndarray, nbytes: int) -> list:
-    """The byte image (ints or 8-bit terms) of ``elements`` in C order, ``nbytes`` bytes each."""
+def _image(elements: np.ndarray, nbytes: int, numeric: bool = False) -> list:
+    """The byte image (ints or 8-bit terms) of ``elements`` in C order, ``nbytes`` bytes each.
+    ``numeric``: the elements are known to be ints (no terms): the same bytes through numpy."""
+    if numeric:
+        try:
+            a = np.asarray(elements, dtype=object).ravel().astype(np.int64)
+        except (OverflowError, TypeError, ValueError):
+            a = None
+        if a is not None:
+            a = (a & ((1 << (8 * nbytes)) - 1)).astype("<u8")
+            return a.view(np.uint8).reshape(-1, 8)[:, :nbytes].ravel().tolist()
     return [b for v in elements.ravel() for b in _element_bytes(v, nbytes)]
 
 
@@ -151,11 +160,11 @@ def conv2d_program(x_raw, w_raw, *, stride: int, weight_bits: int, bias_raw: int
     ncb, nfb = -(-C // CHANNEL_BLOCK), -(-O // CHANNEL_BLOCK)
     act = np.zeros((ncb * CHANNEL_BLOCK, H, W), dtype=object)
     act[:C] = x_raw.transpose(2, 0, 1)
-    act_img = _image(act.reshape(ncb, CHANNEL_BLOCK, H, W).transpose(0, 2, 3, 1), 2)
+    act_img = _image(act.reshape(ncb, CHANNEL_BLOCK, H, W).transpose(0, 2, 3, 1), 2, x_in.dtype.kind in "iub")
     wt = np.zeros((nfb * CHANNEL_BLOCK, KH, KW, ncb * CHANNEL_BLOCK), dtype=object)
     wt[:O, :, :, :C] = w_raw
     wt = wt.reshape(nfb * CHANNEL_BLOCK, KH, KW, ncb, CHANNEL_BLOCK).transpose(0, 3, 1, 2, 4)
-    w_img = _image(wt, 2 if weight_bits == 16 else 1)
+    w_img = _image(wt, 2 if weight_bits == 16 else 1, w_in.dtype.kind in "iub")
     out_bytes = nfb * OH * OW * CHANNEL_BLOCK * 2
 
     act_off = 0
