@@ -7,9 +7,10 @@ accelerator calls through the drivers (MMIO stream, loop, read-back) both ways:
 * HLSCNN convolution loop (``Accel_Conv_Child``): 3x3 conv2d 16 -> 16 channels on a 32x32 input
   with host padding 1 (32x32 output), 16-bit and 8-bit weight designs; the trigger command (which
   runs the child loop to quiescence) is timed alone.
+* FlexASR PE-core loop (``PE_CORE_CHILD``: the MACs and bias steps of one timestep): a linear
+  layer 256 -> 256 over 16 timesteps, the time spent in that child's instructions (or summary).
 * HLSCNN conv2d call (``driver.run_job``): the whole MMIO stream on a reused simulator.
-* FlexASR linear call (``driver.run_linear``, 64 -> 64, 16 timesteps): FlexASR has no summary yet,
-  so both columns run the child instructions; listed for the end-to-end picture.
+* FlexASR linear call (``driver.run_linear``, 64 -> 64, 16 timesteps), assembler included.
 
 Times are the best of ``repeat`` runs (seconds per call); every summarised result is checked
 bit-exact against the instruction-level one. Usage: python -m benchmarks.summary_speed [repeat]
@@ -64,6 +65,52 @@ def hlscnn_loop(repeat, weight_bits):
          res[False][0], res[True][0], same)
 
 
+def _timed(sim, child: str) -> dict:
+    """Accumulate the time ``sim`` spends in ``child``'s instructions and in its summary."""
+    spent = {"t": 0.0}
+    apply, summarise = sim._apply, sim._summarise
+
+    def timed_apply(level, ins, S, I):
+        t0 = time.perf_counter()
+        try:
+            return apply(level, ins, S, I)
+        finally:
+            if level.ila.name == child:
+                spent["t"] += time.perf_counter() - t0
+
+    def timed_summarise(level, S, budget):
+        t0 = time.perf_counter()
+        try:
+            return summarise(level, S, budget)
+        finally:
+            if level.ila.name == child:
+                spent["t"] += time.perf_counter() - t0
+
+    sim._apply, sim._summarise = timed_apply, timed_summarise
+    return spent
+
+
+def flexasr_pe_core_loop(repeat):
+    from ila.models.flexasr import driver as D
+    from ila.models.flexasr import shared_model
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 256)).astype(np.float32)
+    w = (rng.standard_normal((256, 256)) / 16).astype(np.float32)
+    b = (rng.standard_normal(256) / 8).astype(np.float32)
+    res = {}
+    for summaries in (False, True):
+        r = D.Runner(shared_model())
+        r.sim = Simulator(r.model, summaries=summaries)
+        best = float("inf")
+        for _ in range(repeat):
+            spent = _timed(r.sim, "PE_CORE_CHILD")
+            out = D.run_linear(x, w, b, r=r)
+            best = min(best, spent["t"])
+        res[summaries] = (best, out)
+    _row("FlexASR PE-core loop, linear 256->256, 16 timesteps (16 loops)", res[False][0], res[True][0],
+         np.array_equal(res[False][1].codes, res[True][1].codes))
+
+
 def hlscnn_call(repeat):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((1, 32, 32, 16))
@@ -109,6 +156,7 @@ def main():
     print(f"{'':58} {'instructions':>12} {'summaries':>12} {'ratio':>8}")
     hlscnn_loop(repeat, 16)
     hlscnn_loop(repeat, 8)
+    flexasr_pe_core_loop(repeat)
     hlscnn_call(repeat)
     flexasr_linear(repeat)
 
