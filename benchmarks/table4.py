@@ -290,11 +290,28 @@ def _blocks(n: int, size: int):
     return [(a, min(n, a + size)) for a in range(0, n, size)]
 
 
+def _counts(text: str) -> dict:
+    """``N`` -> {"*": N}; ``app=N,app=N`` -> per application, others 1000. argparse reports a bad value."""
+    out = {"*": 1000}
+    try:
+        for part in text.split(","):
+            if "=" in part:
+                app, _, n = part.partition("=")
+                out[app.strip()] = int(n)
+            else:
+                out["*"] = int(part)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a count or app=count list: {text!r}") from None
+    return out
+
+
 def main(argv=None) -> int:
     from benchmarks import campaign
     ap = argparse.ArgumentParser(prog="python -m benchmarks.table4", description=__doc__.splitlines()[0])
     ap.add_argument("--apps", default=",".join(APPS), help=f"comma-separated, of {', '.join(APPS)}")
-    ap.add_argument("--samples", type=int, default=1000, help="images per vision application (>= 1)")
+    ap.add_argument("--samples", type=_counts, default=_counts("1000"),
+                    help="images per vision application (>= 1): N, or per application: resnet20=200,resmlp=10 "
+                         "(others 1000)")
     ap.add_argument("--sentences", type=int, default=100, help="held-out windows of 35 tokens for LSTM-WLM (>= 1)")
     ap.add_argument("--guarded", type=int, default=200,
                     help="data points for the guarded original design (calls outside a data condition on the host)")
@@ -311,7 +328,10 @@ def main(argv=None) -> int:
         bad = [a for a in apps if a not in APPS]
         if bad or not apps:
             raise Table4Error(f"unknown application(s) {bad or apps}; known: {', '.join(APPS)}")
-        if min(args.samples, args.sentences, args.block, args.guarded, args.train_steps or 1) < 1:
+        unknown = [a for a in args.samples if a != "*" and a not in APPS]
+        if unknown:
+            raise Table4Error(f"--samples names unknown application(s) {unknown}; known: {', '.join(APPS)}")
+        if min(*args.samples.values(), args.sentences, args.block, args.guarded, args.train_steps or 1) < 1:
             raise Table4Error(f"--samples, --sentences, --guarded and --block must be >= 1 (got {args.samples}, "
                               f"{args.sentences}, {args.guarded}, {args.block})")
         return _run(args, apps, campaign)
@@ -331,7 +351,8 @@ def _run(args, apps, campaign) -> int:
         t0 = time.perf_counter()
         _, t, data = _graph(app, args.dataset, args.train_steps)
         print(f"{app}: {t.summary()}", flush=True)
-        n = min(args.sentences if APPS[app].text else args.samples, available(app, args.dataset, args.train_steps))
+        want = args.sentences if APPS[app].text else args.samples.get(app, args.samples["*"])
+        n = min(want, available(app, args.dataset, args.train_steps))
         for design, _, _ in APPS[app].designs:
             m = min(n, args.guarded) if design == "guarded" else n
             c = compile_app(app, design, args.dataset, ledger, "sim", args.train_steps)

@@ -52,3 +52,6 @@ def test_cli_rejects_bad_options(capsys):
     assert T.main(["--apps", "alexnet"]) == 2
     assert "alexnet" in capsys.readouterr().err
     assert T.main(["--apps", "resnet20", "--samples", "0"]) == 2
+    assert T.main(["--samples", "resnet21=5"]) == 2 and "resnet21" in capsys.readouterr().err
+    assert T._counts("resnet20=200,resmlp=4") == {"*": 1000, "resnet20": 200, "resmlp": 4}
+    assert T._counts("50") == {"*": 50}
