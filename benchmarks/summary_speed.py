@@ -90,17 +90,28 @@ def _timed(sim, child: str) -> dict:
     return spent
 
 
-def flexasr_pe_core_loop(repeat):
+def _linear_operands(seed: int, n: int, w_scale: float):
+    """x[16, n], w[n, n] / w_scale, b[n] / 8 (float32), seeded."""
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((16, n)).astype(np.float32), (rng.standard_normal((n, n)) / w_scale).astype(np.float32),
+            (rng.standard_normal(n) / 8).astype(np.float32))
+
+
+def _flexasr_runner(summaries: bool):
+    """A FlexASR driver Runner on the shared model, its simulator with or without summaries."""
     from ila.models.flexasr import driver as D
     from ila.models.flexasr import shared_model
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((16, 256)).astype(np.float32)
-    w = (rng.standard_normal((256, 256)) / 16).astype(np.float32)
-    b = (rng.standard_normal(256) / 8).astype(np.float32)
+    r = D.Runner(shared_model())
+    r.sim = Simulator(r.model, summaries=summaries)
+    return r
+
+
+def flexasr_pe_core_loop(repeat):
+    from ila.models.flexasr import driver as D
+    x, w, b = _linear_operands(3, 256, 16)
     res = {}
     for summaries in (False, True):
-        r = D.Runner(shared_model())
-        r.sim = Simulator(r.model, summaries=summaries)
+        r = _flexasr_runner(summaries)
         best = float("inf")
         for _ in range(repeat):
             spent = _timed(r.sim, "PE_CORE_CHILD")
@@ -133,15 +144,10 @@ def hlscnn_call(repeat):
 
 def flexasr_linear(repeat):
     from ila.models.flexasr import driver as D
-    from ila.models.flexasr import shared_model
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((16, 64)).astype(np.float32)
-    w = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
-    b = (rng.standard_normal(64) / 8).astype(np.float32)
+    x, w, b = _linear_operands(0, 64, 8)
     res = {}
     for summaries in (False, True):
-        r = D.Runner(shared_model())
-        r.sim = Simulator(r.model, summaries=summaries)
+        r = _flexasr_runner(summaries)
         res[summaries] = _best(lambda: D.run_linear(x, w, b, r=r), repeat)
     fast = res[True][1]
     n = len(fast.fragment["program fragment"])

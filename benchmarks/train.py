@@ -238,6 +238,18 @@ def _progress(total: int, desc: str, enabled: bool):
     return _Null()
 
 
+def _step(torch, model, opt, sched, cfg: TrainConfig, loss, loss_avg: float) -> float:
+    """One optimiser step on ``loss`` (gradient clipping if configured, schedule step); the running
+    mean of the loss (exponential, 0.95)."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if cfg.clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+    opt.step()
+    sched.step()
+    return loss.item() if math.isnan(loss_avg) else 0.95 * loss_avg + 0.05 * loss.item()
+
+
 def _fit_vision(torch, model, data, cfg: TrainConfig, bar_enabled: bool) -> tuple:
     n = len(data.y_train)
     per_epoch = math.ceil(n / cfg.batch_size)
@@ -255,14 +267,8 @@ def _fit_vision(torch, model, data, cfg: TrainConfig, bar_enabled: bool) -> tupl
                     break
                 idx = order[i:i + cfg.batch_size]
                 loss = torch.nn.functional.cross_entropy(model(data.x_train[idx]), data.y_train[idx])
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                if cfg.clip:
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-                opt.step()
-                sched.step()
+                loss_avg = _step(torch, model, opt, sched, cfg, loss, loss_avg)
                 step += 1
-                loss_avg = loss.item() if math.isnan(loss_avg) else 0.95 * loss_avg + 0.05 * loss.item()
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss_avg:.3f}", epoch=f"{step / per_epoch:.2f}")
     finally:
@@ -302,14 +308,8 @@ def _fit_text(torch, model, data, cfg: TrainConfig, bar_enabled: bool) -> tuple:
                 x, y = windows[k]
                 logits = model(x)
                 loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                if cfg.clip:
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-                opt.step()
-                sched.step()
+                loss_avg = _step(torch, model, opt, sched, cfg, loss, loss_avg)
                 step += 1
-                loss_avg = loss.item() if math.isnan(loss_avg) else 0.95 * loss_avg + 0.05 * loss.item()
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss_avg:.3f}", ppl=f"{math.exp(min(loss_avg, 50)):.0f}",
                                 epoch=f"{step / per_epoch:.2f}")
