@@ -25,6 +25,7 @@ from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
+from .commands import CommandTable
 from .compile_np import compile_exprs
 from .errors import SimulationError, UndeclaredError
 from .expr import Expr
@@ -155,11 +156,11 @@ BATCH = 1024          # commands per batch in Simulator.run
 
 
 class _BatchPlan:
-    """A run of consecutive commands that each fire the same top-level data-write instruction,
-    executed at once over lane arrays of the commands' inputs (Simulator.run).
+    """A run of consecutive commands that each fire the same top-level instruction (a data write,
+    a read), executed at once over lane arrays of the commands' inputs (Simulator.run).
 
-    Static conditions (checked here): the instruction's memory updates are store chains on the
-    memory itself, its addresses, data and scalar updates read no state it writes, and neither
+    Static conditions (checked here): the instruction's memory updates (if any) are store chains
+    on the memory itself, its addresses, data and scalar updates read no state it writes, and neither
     the top-level valid, nor any top-level decode, nor any child's valid reads a state it writes.
     Then, from a state where no child is valid, every command of the run sees the states those
     expressions read unchanged, so the run equals one pass over its commands in order, provided
@@ -189,8 +190,6 @@ class _BatchPlan:
                 exprs += addrs + datas
             else:
                 scalars.append(st_)
-        if not mems:
-            return None
         exprs += [ins.updates[v] for v in scalars]
         readers = [ila.valid] + [i.get_decode() for i in ila.instrs] + [c.valid for c in ila.walk() if c is not ila]
         if any(v.name in written for v in variables(exprs + readers)):
@@ -467,30 +466,42 @@ class Simulator:
         self.summary_runs[lvl.ila.name] = self.summary_runs.get(lvl.ila.name, 0) + 1
         return int(n)
 
-    def run(self, commands: Iterable[Mapping[str, int]], *, allow_idle: bool = False) -> list[str | None]:
-        """Execute a sequence of commands; return the top-level instruction names.
+    def run(self, commands: "Iterable[Mapping[str, int]] | CommandTable", *, allow_idle: bool = False,
+            observe: "tuple[str, ...] | None" = None):
+        """Execute a sequence of commands (dicts, or a :class:`~ila.commands.CommandTable`); return
+        the top-level instruction names. With ``observe`` (names of scalar states), return
+        ``(names, values)``: ``values[i]`` holds those states after command ``i`` (a list of tuples),
+        e.g. the data of every MMIO read.
 
         Same result as :meth:`step` on each command in turn (state, names, errors); runs of
-        commands that fire one data-write instruction execute as one batch (:class:`_BatchPlan`)."""
-        cmds = commands if isinstance(commands, list) else list(commands)
+        commands that fire one instruction that :class:`_BatchPlan` admits (data writes, reads)
+        execute as one batch."""
+        cmds = commands if isinstance(commands, (list, CommandTable)) else list(commands)
+        if observe is not None:
+            bad = [o for o in observe if o not in self._states or isinstance(self._states[o].sort, MemSort)]
+            if bad:
+                raise SimulationError(f"cannot observe {bad[0]!r}: not a scalar state of ILA {self.ila.name!r}")
+        seen: list | None = [] if observe is not None else None
         out: list[str | None] = []
         i, n = 0, len(cmds)
         while i < n:
             name = self.step(cmds[i], allow_idle=allow_idle)
             out.append(name)
+            if seen is not None:
+                seen.append(tuple(self.state[o] for o in observe))
             i += 1
             size = 8                               # batches grow while the run lasts
             while name is not None and i + 1 < n and not self.record_trace:
                 plan = self._top.batch_plan(name)
                 if plan is None or not self._same_next(plan, cmds[i]):
                     break
-                k = self._run_batch(plan, cmds, i, size)
+                k = self._run_batch(plan, cmds, i, size, observe, seen)
                 out.extend([name] * k)
                 i += k
                 if k < size:
                     break
                 size = min(2 * size, BATCH)
-        return out
+        return out if observe is None else (out, seen)
 
     def _same_next(self, plan: _BatchPlan, cmd) -> bool:
         """Cheap look-ahead: does ``cmd`` alone fire ``plan``'s instruction (children idle)?"""
@@ -502,39 +513,74 @@ class Simulator:
         with np.errstate(over="ignore"):
             return bool(self._top.valid(S, I)[0]) and self._top.decoded(S, I) == [plan.ins]
 
-    def _run_batch(self, plan: _BatchPlan, cmds: list, start: int, size: int) -> int:
-        """Execute the longest prefix (up to ``size``) of ``cmds[start:]`` that the plan covers;
-        return its length (0: none, the caller steps)."""
-        S = self.state
+    def _lanes(self, cmds, start: int, size: int) -> tuple[dict, dict, int]:
+        """(lane arrays of every input, inputs of the first command, n) for the longest prefix of
+        ``cmds[start:start + size]`` whose inputs are valid (a bad command raises when stepped)."""
+        if isinstance(cmds, CommandTable):
+            end = min(len(cmds), start + size)
+            n, lanes = end - start, {}
+            for name, col in cmds.columns.items():
+                v = self._inputs.get(name)
+                if v is None or (isinstance(v.sort, BvSort) and v.sort.width > 64):
+                    return {}, {}, 0
+                seg = col[start:end]
+                ok = ((seg == 0) | (seg == 1)) if isinstance(v.sort, BoolSort) else \
+                    (seg >= 0) & (seg <= self._input_masks[name]) if seg.dtype.kind == "i" else \
+                    seg <= self._input_masks[name]
+                bad = np.nonzero(~ok)[0]
+                if bad.size:
+                    n = min(n, int(bad[0]))
+                lanes[name] = seg
+            for name, v in self._inputs.items():
+                kind = bool if isinstance(v.sort, BoolSort) else (np.uint64 if v.sort.width <= 64 else object)
+                lanes[name] = lanes[name][:n].astype(kind) if name in lanes else np.zeros(n, kind)
+            return lanes, (self._inputs_of(cmds[start]) if n else {}), n
         batch = []
         try:
             for c in cmds[start:start + size]:
                 batch.append(self._inputs_of(c or {}))
         except SimulationError:
             pass                                   # that command raises when it is stepped
-        n = len(batch)
+        lanes = {}
+        for name, v in self._inputs.items():
+            lanes[name] = np.array([I[name] for I in batch], dtype=bool if isinstance(v.sort, BoolSort) else
+                                   (np.uint64 if v.sort.width <= 64 else object))
+        return lanes, (batch[0] if batch else {}), len(batch)
+
+    def _run_batch(self, plan: _BatchPlan, cmds, start: int, size: int, observe=None, seen=None) -> int:
+        """Execute the longest prefix (up to ``size``) of ``cmds[start:]`` that the plan covers;
+        return its length (0: none, the caller steps). With ``observe``, append the observed
+        states after each command to ``seen``."""
+        S = self.state
+        lanes, first, n = self._lanes(cmds, start, size)
         if n < 2:
             return 0
         with np.errstate(over="ignore"):
-            if self._children and any(self._child_valid(S, batch[0])):
+            if self._children and any(self._child_valid(S, first)):
                 return 0
-            lanes = {}
-            for name, v in self._inputs.items():
-                vals = [I[name] for I in batch]
-                lanes[name] = np.array(vals, dtype=bool if isinstance(v.sort, BoolSort) else
-                                       (np.uint64 if v.sort.width <= 64 else object))
             try:
-                dec = [np.broadcast_to(np.asarray(d), (n,)) for d in plan.decodes(S, lanes)]
-                ok = dec[0] & dec[1 + plan.index] & (np.sum([d.astype(np.int64) for d in dec[1:]], axis=0) == 1)
-                vals = [np.broadcast_to(np.asarray(v), (n,)) for v in plan.fn(S, lanes)]
+                raw = plan.decodes(S, lanes)
+                dec = np.empty((len(raw), n), bool)           # (valid + decodes, commands)
+                for k, d in enumerate(raw):
+                    dec[k] = d
+                ok = dec[0] & dec[1 + plan.index] & (np.count_nonzero(dec[1:], axis=0) == 1)
+                vals = plan.fn(S, lanes)
             except (SimulationError, ArithmeticError, ValueError, IndexError, KeyError, TypeError):
                 return 0                           # stepping reports it at the right command
             bad = np.nonzero(~ok)[0]
             n = int(bad[0]) if bad.size else n
+
+            def columns(vs):                       # (commands, len(vs)) array of per-command values
+                wide = any(isinstance(v, np.ndarray) and v.dtype == object for v in vs)
+                out = np.empty((len(ok), len(vs)), object if wide else np.uint64)
+                for k, v in enumerate(vs):
+                    out[:, k] = v
+                return out[:n]
+
             pos, writes = 0, []
             for name, L in plan.mems:
-                A = np.stack(vals[pos:pos + L], axis=1)[:n].astype(np.uint64)      # (commands, stores)
-                D = np.stack(vals[pos + L:pos + 2 * L], axis=1)[:n]
+                A = columns(vals[pos:pos + L]).astype(np.uint64)                    # (commands, stores)
+                D = columns(vals[pos + L:pos + 2 * L])
                 pos += 2 * L
                 size = S[name].shape[0]
                 out = np.nonzero((A >= size).any(axis=1))[0]
@@ -551,9 +597,16 @@ class Simulator:
                 return 0
             for name, A, D in writes:
                 S[name][A[:n].reshape(-1).astype(np.int64)] = D[:n].reshape(-1)
+            lanes_of = {}
             for v, val in zip(plan.scalars, vals[pos:]):
+                val = np.broadcast_to(np.asarray(val), (len(ok),))
+                lanes_of[v.name] = val[:n]
                 x = val[n - 1]
                 S[v.name] = bool(x) if isinstance(v.sort, BoolSort) else int(x)
+            if seen is not None:
+                cols = [[bool(x) for x in lanes_of[o]] if isinstance(self._states[o].sort, BoolSort) else
+                        [int(x) for x in lanes_of[o]] if o in lanes_of else [S[o]] * n for o in observe]
+                seen.extend(zip(*cols))
         self.steps += n
         return n
 

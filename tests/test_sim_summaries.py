@@ -349,6 +349,7 @@ def test_mmio_fast_path_equals_plain_execution_flexasr():
 
 # ----------------------------------------------------------------------------- FlexASR PE core
 PE = "PE_CORE_CHILD"
+GB = "Child_GB_Control"
 AF_EDGE = [0x00, 0x80, 0x7F, 0xFF, 0x01, 0x81]     # zero, negative zero, max/min codes, smallest magnitudes
 
 
@@ -394,7 +395,7 @@ def test_flexasr_pe_core_summary_equals_loop_random_linear(seed, T, I, O, bias, 
     rng = np.random.default_rng(seed)
     r = compare_summaries(shared_model(), _linear_cmds(rng, T, I, O, bias, edge_frac, regs))
     assert r.ok, r.mismatches
-    assert r.summary_runs == {PE: T}
+    assert r.summary_runs == {PE: T, GB: T}
 
 
 def test_flexasr_pe_core_summary_equals_loop_lstm_two_managers():
@@ -402,7 +403,7 @@ def test_flexasr_pe_core_summary_equals_loop_lstm_two_managers():
     rng = np.random.default_rng(11)
     r = compare_summaries(shared_model(), _lstm_cmds(rng, 2, 32, 64, 0.3, (1, 2, 3, 4)))
     assert r.ok, r.mismatches
-    assert r.summary_runs == {PE: 2}
+    assert r.summary_runs == {PE: 2, GB: 2}
 
 
 @pytest.mark.parametrize("bug", ["off_by_one", "bias_pass2", "last_chunk"])
@@ -415,6 +416,43 @@ def test_seeded_bug_in_flexasr_pe_core_summary_is_caught(bug):
             else _linear_cmds(rng, 1, 16, 512, True, 0.3, (1, 2, 3, 4)))
     r = compare_summaries(shared_model(), cmds, summaries={PE: pe_core_summary(bug=bug)})
     assert not r.ok, f"seeded bug {bug!r} not detected"
+
+
+@pytest.mark.parametrize("bug", ["skip_last", "zero_first_ignored", "wrong_tile"])
+def test_seeded_bug_in_flexasr_gb_send_summary_is_caught(bug):
+    from ila.models.flexasr import shared_model
+    from ila.models.flexasr.gb_control import GB_SEND_BUGS, gb_send_summary
+    assert bug in GB_SEND_BUGS
+    rng = np.random.default_rng(13)
+    # zero_first needs an RNN at t = 0 over a non-zero hidden buffer; the tile needs t >= 16
+    cmds = (_lstm_cmds(rng, 2, 32, 64, 0.3, (1, 2, 3, 4)) if bug == "zero_first_ignored"
+            else _linear_cmds(rng, 18, 32, 64, False, 0.3, (1, 2, 3, 4)))
+    state = _initial_flexasr(rng) if bug == "zero_first_ignored" else None
+    r = compare_summaries(shared_model(), cmds, summaries={GB: gb_send_summary(bug=bug)}, state=state)
+    assert not r.ok, f"seeded bug {bug!r} not detected"
+
+
+def _initial_flexasr(rng):
+    """Garbage in the GB large buffer (so a transfer that should send zeros is visible)."""
+    from ila.models.flexasr import constants as C
+    return {"gb_core_large_buffer": rng.integers(0, 256, C.GB_LARGE_SIZE).astype(np.uint8)}
+
+
+def test_flexasr_gb_send_summary_declines_out_of_range_and_mid_phase():
+    from ila.models.flexasr import shared_model
+    from ila.models.flexasr.gb_control import PE_START, SEND, gb_send_summary
+    fn = gb_send_summary()
+    sim = Simulator(shared_model())
+    S = dict(sim.state)
+    S.update({"gb_control_child_valid": 1, "gb_control_child_state": SEND, "gb_control_num_vector_1": 2})
+    assert fn(dict(S, gb_control_v_cntr=1), 100) is None                 # mid phase
+    assert fn(dict(S, gb_control_num_vector_1=0), 100) is None           # the counter would wrap
+    assert fn(S, 1) is None                                              # over budget
+    assert fn(dict(S, pe_core_child_valid=1), 100) is None               # another child active
+    assert fn(dict(S, gb_core_mem_mngr_large_base_large_0=0xFFFFFFF), 100) is None   # beyond the buffer
+    assert fn(dict(S, pe0_mem_mngr_1_base_input=0xFFFF), 100) is None    # beyond a PE input buffer
+    S2 = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in S.items()}
+    assert fn(S2, 100) == 2 and S2["gb_control_child_state"] == PE_START
 
 
 # ----------------------------------------------------------------------------- batched runs of data writes

@@ -19,11 +19,27 @@ from ila.sim import Simulator
 from ila.models.flexasr import reference as ref
 from ila.models.flexasr import constants as C
 from ila.models.flexasr import programs  # noqa: F401  (registers the expanders)
-from ila.models.flexasr.isa import ShapeError, _check_hidden, _check_ts, _Alloc, assemble, tiled_bytes
+from ila.models.flexasr.isa import (ShapeError, _check_hidden, _check_ts, _Alloc, ila_to_fragment, mmio_table,
+                                    tensor_to_ila, tiled_bytes)
 
 
 class FlexASRError(D2AError, RuntimeError):
     """A program the FlexASR model rejects at run time (e.g. an unmapped MMIO address)."""
+
+
+class Program:
+    """A FlexASR program as it ran: tensor assembly ``prog`` over the data library ``lib``. Its
+    program fragment (the 3LA JSON object) is built on first use (:attr:`fragment`)."""
+
+    def __init__(self, prog: list[dict], lib: dict):
+        self.prog, self.lib = prog, lib
+        self._fragment = None
+
+    @property
+    def fragment(self) -> dict:
+        if self._fragment is None:
+            self._fragment = ila_to_fragment(tensor_to_ila(self.prog, self.lib))
+        return self._fragment
 
 
 @dataclass
@@ -31,10 +47,19 @@ class Result:
     out: np.ndarray                  # float32 result read back
     codes: np.ndarray                # AdaptivFloat codes read back
     bias_reg: int                    # bias register of the result
-    fragment: dict                   # the program fragment that ran
+    program: Program                 # the program that ran (tensor assembly and data library)
     inputs: dict = field(default_factory=dict)   # name -> (codes, bias_reg) of quantised inputs
     child_steps: int = 0
     clamped: bool = False            # an input's exponent-bias register was clamped (values saturated/flushed)
+
+    @property
+    def fragment(self) -> dict:
+        """The program fragment that ran (3LA JSON object)."""
+        return self.program.fragment
+
+
+def _modes(cmds: list[dict]) -> list[str]:
+    return ["Q" if c.get("wait_irq") else "R" if c.get("if_axi_rd") else "W" for c in cmds]
 
 
 class Runner:
@@ -45,52 +70,63 @@ class Runner:
         self.model = model or shared_model()
         self.sim = Simulator(self.model)
 
-    def execute(self, cmds: list[dict]) -> list[np.ndarray]:
-        """Run commands; return the 16 data bytes of every read. ``wait_irq`` checks the interrupt."""
+    def execute(self, cmds, modes=None) -> list[np.ndarray]:
+        """Run commands (a list of dicts from :func:`~ila.models.flexasr.isa.fragment_to_mmio`, or a
+        :class:`~ila.commands.CommandTable` with its ``modes`` from
+        :func:`~ila.models.flexasr.isa.mmio_table`); return the 16 data bytes of every read. A
+        ``wait_irq`` command ("Q") checks the interrupt. Raises FlexASRError for a command no
+        instruction decodes (an unmapped address, a unit started unconfigured)."""
+        modes = _modes(cmds) if modes is None else modes
         reads = []
         sim = self.sim
         n, total = 0, len(cmds)
         while n < total:
-            cmd = cmds[n]
-            if cmd.get("wait_irq"):
+            kind = modes[n]
+            if kind == "Q":
                 if sim.state["top_interrupt_request"] != 1:
                     raise FlexASRError(f"command {n}: waiting for the interrupt, but the operation did not finish")
                 n += 1
                 continue
-            end = n
-            while end < total and not cmds[end].get("wait_irq") and not cmds[end].get("if_axi_rd"):
+            end = n + 1
+            while end < total and modes[end] == kind:
                 end += 1
-            end = max(end, n + 1)          # a run of writes goes through Simulator.run (batched)
             before = sim.steps
             try:
-                sim.run(cmds[n:end]) if end > n + 1 else sim.step(cmd)
+                if kind == "R":
+                    _, seen = sim.run(cmds[n:end], observe=READ_DATA)
+                    reads += [np.array(v, dtype=np.uint8) for v in seen]
+                else:
+                    sim.run(cmds[n:end])
             except SimulationError as e:
                 if "no instruction" in str(e):
-                    n += sim.steps - before    # the command no instruction decodes (it did not count)
-                    cmd = cmds[n]
-                    a = cmd.get("addr_in", 0)
-                    kind = "write to" if cmd.get("if_axi_wr") else "read from"
-                    from ila.models.flexasr.isa import START_ADDR
-                    if cmd.get("if_axi_wr") and a in START_ADDR.values():
-                        unit = {C.START_GB_CONTROL: "GB control", C.START_LAYER_REDUCE: "LayerReduce",
-                                C.START_LAYER_NORM: "LayerNorm", C.START_ZERO_PADDING: "zero padding",
-                                C.START_ATTENTION: "attention"}.get(a, f"unit at {a:#010x}")
-                        raise FlexASRError(f"command {n}: start of the {unit} unit at {a:#010x}, which is not "
-                                           f"configured (write its configuration with is_valid = 1 first)") from e
-                    raise FlexASRError(f"command {n}: MMIO {kind} unmapped address {a:#010x} "
-                                       f"(no FlexASR instruction decodes it)") from e
+                    self._unmapped(cmds, n + sim.steps - before, e)
                 raise
-            if cmd.get("if_axi_rd"):
-                reads.append(read_word(sim.state).astype(np.uint8))
             n = end
         return reads
 
-    def run(self, prog, lib) -> tuple[dict, list[np.ndarray]]:
-        frag, cmds = assemble(prog, lib)
+    @staticmethod
+    def _unmapped(cmds, n: int, e: Exception):
+        cmd = cmds[n]                  # the command no instruction decodes (it did not count)
+        a = cmd.get("addr_in", 0)
+        kind = "write to" if cmd.get("if_axi_wr") else "read from"
+        from ila.models.flexasr.isa import START_ADDR
+        if cmd.get("if_axi_wr") and a in START_ADDR.values():
+            unit = {C.START_GB_CONTROL: "GB control", C.START_LAYER_REDUCE: "LayerReduce",
+                    C.START_LAYER_NORM: "LayerNorm", C.START_ZERO_PADDING: "zero padding",
+                    C.START_ATTENTION: "attention"}.get(a, f"unit at {a:#010x}")
+            raise FlexASRError(f"command {n}: start of the {unit} unit at {a:#010x}, which is not "
+                               f"configured (write its configuration with is_valid = 1 first)") from e
+        raise FlexASRError(f"command {n}: MMIO {kind} unmapped address {a:#010x} "
+                           f"(no FlexASR instruction decodes it)") from e
+
+    def run(self, prog, lib) -> tuple[Program, list[np.ndarray]]:
+        """Run tensor assembly ``prog`` over numeric data library ``lib`` (MMIO commands from
+        :func:`~ila.models.flexasr.isa.mmio_table`); return the program and the read data."""
+        cmds, modes = mmio_table(prog, lib)
         before = self.sim.child_steps
-        reads = self.execute(cmds)
+        reads = self.execute(cmds, modes)
         self.last_child_steps = self.sim.child_steps - before
-        return frag, reads
+        return Program(prog, lib), reads
 
 
 _RUNNER: Runner | None = None
@@ -134,9 +170,9 @@ def _readback(reads, T, nv):
     return readback(reads, T, nv)
 
 
-def _finish(r: Runner, frag, reads, T, nv, br, inputs, clamped: bool = False) -> Result:
+def _finish(r: Runner, program: Program, reads, T, nv, br, inputs, clamped: bool = False) -> Result:
     codes = _readback(reads, T, nv)
-    return Result(af.dequantize(codes, br), codes, br, frag, inputs, r.last_child_steps, clamped)
+    return Result(af.dequantize(codes, br), codes, br, program, inputs, r.last_child_steps, clamped)
 
 
 # ----------------------------------------------------------------------------- pooling
@@ -193,8 +229,8 @@ def run_pool_chain(x, k: int, mode: str = "max", *, r: Runner | None = None) -> 
     flags: list = []
     r = r or runner()
     codes, bias_reg, T, nv = _pool_operand(x, k, mode, None, None, flags)
-    frag, reads = r.run(pool_chain_program(T, nv, k, mode), {"x": codes})
-    return _finish(r, frag, reads, T >> k, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))
+    program, reads = r.run(pool_chain_program(T, nv, k, mode), {"x": codes})
+    return _finish(r, program, reads, T >> k, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))
 
 
 def run_pool(x, mode: str = "max", *, codes=None, bias_reg=None, r: Runner | None = None) -> Result:
@@ -203,8 +239,8 @@ def run_pool(x, mode: str = "max", *, codes=None, bias_reg=None, r: Runner | Non
     flags: list = []
     r = r or runner()
     codes, bias_reg, T, nv = _pool_operand(x, 1, mode, codes, bias_reg, flags)
-    frag, reads = r.run(pool_program(T, nv, mode), {"x": codes})
-    return _finish(r, frag, reads, T // 2, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))
+    program, reads = r.run(pool_program(T, nv, mode), {"x": codes})
+    return _finish(r, program, reads, T // 2, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))
 
 
 # ----------------------------------------------------------------------------- PE operations
@@ -263,8 +299,8 @@ def run_linear(x, w, b=None, *, out_bias=None, r: Runner | None = None) -> Resul
     if out_bias is None:
         out_bias, _ = af.choose_bias_reg(ref.linear_layer(x, w, b))
     prog, lib = linear_program(xq, wq, bq, bx=bx, bw=bw, bb=bb, out_bias=out_bias)
-    frag, reads = r.run(prog, lib)
-    return _finish(r, frag, reads, T, O // 16, out_bias, {"x": (xq, bx), "w": (wq, bw), "b": (bq, bb)}, any(flags))
+    program, reads = r.run(prog, lib)
+    return _finish(r, program, reads, T, O // 16, out_bias, {"x": (xq, bx), "w": (wq, bw), "b": (bq, bb)}, any(flags))
 
 
 def run_lstm(x, w_ih, w_hh, b=None, *, out_bias=None, r: Runner | None = None) -> Result:
@@ -298,8 +334,8 @@ def run_lstm(x, w_ih, w_hh, b=None, *, out_bias=None, r: Runner | None = None) -
               "is_bias": int(b is not None), "adpbias_wgt_i": bwi, "adpbias_wgt_h": bwh, "adpbias_inp": bx,
               "adpbias_bias": bb, "adpbias_out": out_bias, "base_in": base_in, "base_out": base_out},
              {"name": "load_act", "num_ts": T, "num_v": H // 16, "base": base_out}]
-    frag, reads = r.run(prog, lib)
-    return _finish(r, frag, reads, T, H // 16, out_bias, {"x": (xq, bx)}, any(flags))
+    program, reads = r.run(prog, lib)
+    return _finish(r, program, reads, T, H // 16, out_bias, {"x": (xq, bx)}, any(flags))
 
 
 # ----------------------------------------------------------------------------- GB operations
@@ -340,8 +376,8 @@ def run_layernorm(x, gamma=None, beta=None, *, bias_reg=None, r: Runner | None =
             {"name": "layernorm", "num_ts": T, "num_v": nv, "base_in": 0, "base_gamma": 0, "base_beta": nv,
              "adpbias_inp": bx, "adpbias_gamma": bg, "adpbias_beta": bb},
             {"name": "load_act", "num_ts": T, "num_v": nv, "base": 0}]
-    frag, reads = r.run(prog, lib)
-    return _finish(r, frag, reads, T, nv, bx, {"x": (xq, bx), "gamma": (gq, bg), "beta": (betq, bb)}, any(flags))
+    program, reads = r.run(prog, lib)
+    return _finish(r, program, reads, T, nv, bx, {"x": (xq, bx), "gamma": (gq, bg), "beta": (betq, bb)}, any(flags))
 
 
 def run_attention(enc, dec, *, out_bias=None, prob_bias=None, r: Runner | None = None) -> Result:
@@ -377,10 +413,10 @@ def run_attention(enc, dec, *, out_bias=None, prob_bias=None, r: Runner | None =
              "adpbias_enc": be, "adpbias_dec": bd, "adpbias_prob": bp, "adpbias_out": bo},
             {"name": "load_small", "base": 0, "num_bytes": H},
             {"name": "load_small", "base": base_prob, "num_bytes": Tp}]
-    frag, reads = r.run(prog, lib)
+    program, reads = r.run(prog, lib)
     codes = np.concatenate(reads[:nv])
     pcodes = np.concatenate(reads[nv:])[:T]
-    return Result(af.dequantize(codes, bo), codes, bo, frag,
+    return Result(af.dequantize(codes, bo), codes, bo, program,
                   {"enc": (eq, be), "dec": (dq, bd), "p": (pcodes, bp)}, r.last_child_steps, any(flags))
 
 
@@ -399,5 +435,5 @@ def run_zero_padding(x, t1: int, t2: int, *, codes=None, bias_reg=None, r: Runne
     prog = [{"name": "store_act", "tensor": "x", "base": 0},
             {"name": "zero_padding", "num_v": nv, "num_ts_1": t1, "num_ts_2": t2, "base": 0},
             {"name": "load_act", "num_ts": T, "num_v": nv, "base": 0}]
-    frag, reads = r.run(prog, {"x": codes})
-    return _finish(r, frag, reads, T, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))
+    program, reads = r.run(prog, {"x": codes})
+    return _finish(r, program, reads, T, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))

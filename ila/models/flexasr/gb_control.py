@@ -117,6 +117,8 @@ def build(f: Flex):
     i.set_update(valid, _c(0, 1))
     i.set_update(f["top_interrupt_request"], _c(1, 1))
 
+    g.set_summary(gb_send_summary(), name="flexasr_gb_send_loop")
+
     fetched = (f.new_bv("pe_act_opcode", 4), f.new_bv("pe_act_ra", 2), f.new_bv("pe_act_rb", 2))
     _build_core(f, core_valid, core_state, o, j, mngr, act_valid, fetched)
     _build_act(f, act_valid, state, t, cfg, first, fetched)
@@ -300,6 +302,18 @@ def _call(fn, *args):
     return np.asarray(fn.body(*conv)).astype(np.uint64) & np.uint64((1 << fn.range.width) - 1)
 
 
+_TABLES: dict = {}
+
+
+def _table8x8(fn) -> np.ndarray:
+    """All 65,536 values of a FuncRef of two 8-bit arguments, indexed ``(a << 8) | b``: its numpy
+    body evaluated once on every pair (:func:`_call`), so a lookup equals the call bit for bit."""
+    if fn.name not in _TABLES:
+        a, b = np.divmod(np.arange(1 << 16, dtype=np.uint64), np.uint64(256))
+        _TABLES[fn.name] = _call(fn, a, b)
+    return _TABLES[fn.name]
+
+
 def pe_core_summary(*, bug: str | None = None):
     """The tensor-level summary of ``PE_CORE_CHILD`` (simulator only; see
     :meth:`ila.model.Ila.set_summary`): from its first step (valid, ``pe_core_state`` 0, counters
@@ -323,6 +337,7 @@ def pe_core_summary(*, bug: str | None = None):
     from ila.models.flexasr.funcs import PE_ACT_EADD as EADD, PE_CORE_ACCUM2ACT as A2A, PRODUCT_SUM as PS
     M32 = np.uint64(0xFFFFFFFF)
     lane16, cell256 = np.arange(16), np.arange(256)
+    ps = _table8x8(PS)            # ProductSum of every (weight code, input code) pair
 
     def flexasr_pe_core_loop(S, budget):
         if not (S["pe_core_child_valid"] == 1 and S["pe_core_state"] == 0 and S["pe_core_o_cntr"] == 0
@@ -355,16 +370,17 @@ def pe_core_summary(*, bug: str | None = None):
         for o in chunks:
             live = np.array([o + oo < nout for oo in range(C.PE_CORE_OC)])
             o_eff = np.where(live, o + np.arange(C.PE_CORE_OC), o)
+            rows, back = np.unique(o_eff, return_inverse=True)      # a clamped row repeats row o
             for k in mngrs:
                 first = k == 1
                 jj = np.arange(nin[k] - (bug == "off_by_one"))
                 for p in range(C.NUM_PE):
                     n_p, wb, ib, bbase = cfg[p, k]
                     wbuf, ibuf = S[f"pe{p}_weight_buffer"], S[f"pe{p}_input_buffer"]
-                    waddr = (wb + ((o_eff[:, None] * n_p + jj[None, :]) << 8))[..., None] + cell256
-                    W = wbuf[waddr].reshape(C.PE_CORE_OC, len(jj), 16, 16)
-                    X = ibuf[(ib + 16 * jj)[:, None] + lane16]                    # (j, k)
-                    part = _call(PS, W, X[None, :, None, :]).sum(axis=1) & M32
+                    waddr = (wb + ((rows[:, None] * n_p + jj[None, :]) << 8))[..., None] + cell256
+                    W = wbuf[waddr].reshape(len(rows), len(jj), 16, 16).astype(np.intp)
+                    X = ibuf[(ib + 16 * jj)[:, None] + lane16].astype(np.intp)     # (j, k)
+                    part = (ps[(W << 8) | X[None, :, None, :]].sum(axis=1) & M32)[back]
                     S[f"pe{p}_accum"][:256 * C.PE_CORE_OC] = part.reshape(-1)
                     acc = part.sum(axis=-1) & M32                                     # (oo, lane)
                     bias = wbuf[bbase + (o_eff[:, None] << 4) + lane16]
@@ -386,3 +402,69 @@ def pe_core_summary(*, bug: str | None = None):
         return steps
 
     return flexasr_pe_core_loop
+
+
+GB_SEND_BUGS = ("skip_last", "zero_first_ignored", "wrong_tile")   # seeded bugs, for the differential tests
+M32 = 0xFFFFFFFF
+
+
+def gb_send_summary(*, bug: str | None = None):
+    """The tensor-level summary of ``Child_GB_Control``'s transfer phases (simulator only; see
+    :meth:`ila.model.Ila.set_summary`): from the first ``gb_control_send`` of a timestep (child
+    state SEND, ``v_cntr`` 0), the state after the whole SEND phase and, when ``is_rnn``, the
+    whole SEND_H phase, i.e. at ``gb_control_pe_start``. Only this child is active meanwhile
+    (the PE core and activation children are idle; the transfers write no state their valids read).
+
+    SEND: for v < ``num_vector_1``, each PE's input buffer gets, at ``base_input_1*16 + 16v + k``,
+    the GB large-buffer byte at ``tiled_addr(large_base(mem_idx_1), t, v, num_vector_1) + k``
+    (32-bit addresses, as in the instruction); SEND_H likewise with manager 2, ``mem_idx_2``,
+    ``num_vector_2`` and timestep ``t - 1`` (0 at t = 0), zero bytes at t = 0 when PE0's
+    ``is_zero_first``. Ends with ``v_cntr`` 0 and the state PE_START. Returns the instruction count
+    (``num_vector_1`` (+ ``num_vector_2``)). Declines (None) off the first send, with another
+    child valid, for a zero vector count (the 8-bit counter would wrap), an address beyond a
+    memory, or a count beyond ``budget``. ``bug`` (one of :data:`GB_SEND_BUGS`) seeds a
+    deliberate error for the differential tests.
+    """
+    if bug is not None and bug not in GB_SEND_BUGS:
+        raise ValueError(f"unknown seeded bug {bug!r}; one of {GB_SEND_BUGS}")
+    lane16 = np.arange(16)
+
+    def phase(S, mem_idx, nv, ts, mngr, zero):
+        """(reads, writes) of one transfer phase, or None when an address is out of range."""
+        base = (S[f"gb_core_mem_mngr_large_base_large_{mem_idx}"] << 4) & M32
+        tile = 16 * (ts & 15) + ((ts >> 4) * nv << 8) if bug != "wrong_tile" else 16 * (ts & 15)
+        v = np.arange(nv - (bug == "skip_last"), dtype=np.int64)
+        src = ((base + (tile & M32) + (v << 8)) & M32)[:, None] + lane16           # (v, k)
+        big = S["gb_core_large_buffer"]
+        if src.size and src.max() >= big.shape[0]:
+            return None
+        data = np.zeros(src.shape, big.dtype) if zero else big[src]
+        writes = []
+        for p in range(C.NUM_PE):
+            dst = (((S[f"pe{p}_mem_mngr_{mngr}_base_input"] << 4) + (v << 4)) & M32)[:, None] + lane16
+            if dst.size and dst.max() >= S[f"pe{p}_input_buffer"].shape[0]:
+                return None
+            writes.append((f"pe{p}_input_buffer", dst, data))
+        return writes
+
+    def flexasr_gb_send_loop(S, budget):
+        if not (S["gb_control_child_valid"] == 1 and S["gb_control_child_state"] == SEND
+                and S["gb_control_v_cntr"] == 0 and S["pe_core_child_valid"] == 0 and S["pe_act_child_valid"] == 0):
+            return None
+        t, rnn = S["gb_control_ts_cntr"], S["gb_control_is_rnn"] == 1
+        n1, n2 = S["gb_control_num_vector_1"], S["gb_control_num_vector_2"]
+        if n1 == 0 or (rnn and n2 == 0) or n1 + (n2 if rnn else 0) > budget:
+            return None
+        plans = [phase(S, S["gb_control_mem_idx_1"], n1, t, 1, False)]
+        if rnn:
+            first = t == 0 and S["pe0_rnn_layer_sizing_is_zero_first"] == 1 and bug != "zero_first_ignored"
+            plans.append(phase(S, S["gb_control_mem_idx_2"], n2, t - 1 if t else 0, 2, first))
+        if any(pl is None for pl in plans):
+            return None
+        for writes in plans:
+            for name, dst, data in writes:
+                S[name][dst] = data
+        S["gb_control_v_cntr"], S["gb_control_child_state"] = 0, PE_START
+        return n1 + (n2 if rnn else 0)
+
+    return flexasr_gb_send_loop

@@ -17,6 +17,10 @@ symbols flows through the real packer and parser, and the emitted MMIO bytes are
 proof reads). A malformed program fragment (hand-written JSON) raises :class:`FragmentError`
 naming the entry and the field; :func:`load_fragment` reads one from a file.
 
+The drivers run concrete programs through :func:`mmio_table`, which goes from tensor assembly to
+the MMIO commands as columns without building the fragment's strings (a weight matrix is tens of
+thousands of 16-byte writes); the tests check it command for command against levels 2-4.
+
 Shape checks happen in the tensor level (:class:`ShapeError`, a ``ValueError``): hidden sizes must
 be multiples of 16, pooling needs an even number of timesteps, output vector counts of the linear
 layer and the LSTM hidden size must split over the four PEs, and every tensor must fit its buffer.
@@ -28,6 +32,7 @@ import json
 import numpy as np
 
 from ila import generic
+from ila.commands import CommandTable
 from ila.errors import D2AError
 from ila.models.flexasr import constants as C
 
@@ -65,6 +70,9 @@ def pack_word(codes):
 
 
 def _word(bs):
+    arr = np.asarray(bs)
+    if arr.dtype != object and arr.size == 16:     # numeric codes: the same little-endian word
+        return int.from_bytes(arr.astype(np.uint8).tobytes(), "little")
     return pack_word(_codes(bs))
 
 
@@ -93,6 +101,8 @@ class SymbolicHex:
 
 
 def _hex(word):
+    if type(word) is int and 0 <= word < 1 << 128:
+        return f"0x{word:032X}"
     digits = word_digits(word)
     if generic.is_symbolic(*digits):
         return SymbolicHex(digits)
@@ -194,50 +204,65 @@ def _expand_pool(ins: dict) -> list[dict]:
 EXPANDERS = {"maxp": _expand_pool, "meanp": _expand_pool, "addp": _expand_pool}
 
 
+def _store_rows(ins: dict, lib: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(addresses [n], data rows [n, 16]) of the 16-byte writes of store instruction ``ins``
+    (store_act, store_small, store_pe) in emitted order; rows are uint8 codes, or 8-bit terms
+    (object array). ShapeError when the tensor does not fit its buffer or is not whole vectors."""
+    name = ins["name"]
+    x = _tensor(lib, ins["tensor"])
+    if name == "store_act":                        # [T, 16 num_v] -> GB large, tiled
+        if x.ndim != 2 or x.shape[1] % 16:
+            raise ShapeError(f"store_act of tensor {ins['tensor']!r}: needs a [timesteps, 16 * vectors] "
+                             f"tensor, got shape {x.shape}")
+        T, H = x.shape
+        nv = H // 16
+        base = ins["base"] * 16
+        if base + tiled_bytes(T, nv) > C.GB_LARGE_SIZE:
+            raise ShapeError(f"tensor {ins['tensor']!r} of shape {x.shape} does not fit the GB large buffer")
+        return C.GB_LARGE_BASE + base + tiled_offsets(T, nv)[:, :, 0].ravel(), x.reshape(T * nv, 16)
+    x = x.ravel()
+    if name == "store_small":                      # flat bytes -> GB small buffer
+        base = ins["base"] * 16
+        if base + x.size > C.GB_SMALL_SIZE:
+            raise ShapeError(f"tensor {ins['tensor']!r} ({x.size} bytes) overflows the 16 KiB GB small buffer")
+        first = C.GB_SMALL_BASE + base
+    else:                                          # flat bytes -> PE weight buffer
+        if x.size > C.PE_WEIGHT_SIZE:
+            raise ShapeError(f"PE {ins['pe']} weights ({x.size} bytes) overflow its {C.PE_WEIGHT_SIZE}-byte weight buffer")
+        first = C.pe_base(ins["pe"]) + C.PE_WEIGHT_OFFSET
+    if x.size % 16:
+        raise ShapeError(f"a FlexASR data word holds 16 bytes; tensor {ins['tensor']!r} has {x.size} bytes, "
+                         f"not whole words")
+    return first + 16 * np.arange(x.size // 16), x.reshape(-1, 16)
+
+
+def _load_addrs(ins: dict) -> np.ndarray:
+    """Addresses of the 16-byte reads of load instruction ``ins`` (load_act, load_small) in order."""
+    if ins["name"] == "load_act":
+        T, nv, base = ins["num_ts"], ins["num_v"], ins["base"] * 16
+        return C.GB_LARGE_BASE + base + tiled_offsets(T, nv)[:, :, 0].ravel()
+    base, n = ins["base"] * 16, ins["num_bytes"]   # flat bytes <- GB small buffer
+    if n % 16 or base + n > C.GB_SMALL_SIZE:
+        raise ShapeError(f"load_small of {n} bytes at {base:#x}: needs whole 16-byte vectors inside "
+                         f"the 16 KiB GB small buffer")
+    return C.GB_SMALL_BASE + base + 16 * np.arange(n // 16)
+
+
+_STORES = ("store_act", "store_small", "store_pe")
+_LOADS = ("load_act", "load_small")
+
+
 def tensor_to_ila(prog: list[dict], lib: dict) -> list[dict]:
-    """Lower tensor assembly to ILA assembly. ``lib`` maps tensor names to uint8 code arrays."""
+    """Lower tensor assembly to ILA assembly. ``lib`` maps tensor names to uint8 code arrays
+    (or object arrays of 8-bit terms, for proofs)."""
     out: list[dict] = []
     for ins in prog:
         name = ins["name"]
-        if name == "store_act":                    # [T, 16 num_v] -> GB large, tiled
-            x = _tensor(lib, ins["tensor"])
-            T, H = x.shape
-            nv = H // 16
-            base = ins["base"] * 16
-            if base + tiled_bytes(T, nv) > C.GB_LARGE_SIZE:
-                raise ShapeError(f"tensor {ins['tensor']!r} of shape {x.shape} does not fit the GB large buffer")
-            offs = tiled_offsets(T, nv)
-            for t in range(T):
-                for v in range(nv):
-                    out.append({"name": "write_v", "addr": C.GB_LARGE_BASE + base + int(offs[t, v, 0]),
-                                "data": _word(x[t, 16 * v:16 * v + 16])})
-        elif name == "store_small":                # flat bytes -> GB small buffer
-            x = _tensor(lib, ins["tensor"]).ravel()
-            base = ins["base"] * 16
-            if base + x.size > C.GB_SMALL_SIZE:
-                raise ShapeError(f"tensor {ins['tensor']!r} ({x.size} bytes) overflows the 16 KiB GB small buffer")
-            for k in range(0, x.size, 16):
-                out.append({"name": "write_v", "addr": C.GB_SMALL_BASE + base + k, "data": _word(x[k:k + 16])})
-        elif name == "store_pe":                   # flat bytes -> PE weight buffer
-            x = _tensor(lib, ins["tensor"]).ravel()
-            if x.size > C.PE_WEIGHT_SIZE:
-                raise ShapeError(f"PE {ins['pe']} weights ({x.size} bytes) overflow its {C.PE_WEIGHT_SIZE}-byte weight buffer")
-            for k in range(0, x.size, 16):
-                out.append({"name": "write_v", "addr": C.pe_base(ins["pe"]) + C.PE_WEIGHT_OFFSET + k,
-                            "data": _word(x[k:k + 16])})
-        elif name == "load_act":
-            T, nv, base = ins["num_ts"], ins["num_v"], ins["base"] * 16
-            offs = tiled_offsets(T, nv)
-            for t in range(T):
-                for v in range(nv):
-                    out.append({"name": "read_v", "addr": C.GB_LARGE_BASE + base + int(offs[t, v, 0])})
-        elif name == "load_small":                 # flat bytes <- GB small buffer
-            base, n = ins["base"] * 16, ins["num_bytes"]
-            if n % 16 or base + n > C.GB_SMALL_SIZE:
-                raise ShapeError(f"load_small of {n} bytes at {base:#x}: needs whole 16-byte vectors inside "
-                                 f"the 16 KiB GB small buffer")
-            for k in range(0, n, 16):
-                out.append({"name": "read_v", "addr": C.GB_SMALL_BASE + base + k})
+        if name in _STORES:
+            addrs, rows = _store_rows(ins, lib)
+            out += [{"name": "write_v", "addr": int(a), "data": _word(r)} for a, r in zip(addrs, rows)]
+        elif name in _LOADS:
+            out += [{"name": "read_v", "addr": int(a)} for a in _load_addrs(ins)]
         elif name == "cfg":                        # already ILA level
             out.append({k: v for k, v in ins.items() if k != "name"} | {"name": ins["unit"]})
         elif name in ("start", "wait_irq"):
@@ -352,6 +377,44 @@ def load_fragment(path) -> dict:
         raise FragmentError(f"{path}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     fragment_to_mmio(frag)          # validate every entry now, naming the file
     return frag
+
+
+def mmio_table(prog: list[dict], lib: dict) -> tuple[CommandTable, np.ndarray]:
+    """Tensor assembly over numeric tensors (uint8 codes) -> (commands, modes), without building
+    the program fragment: the commands of ``fragment_to_mmio(ila_to_fragment(tensor_to_ila(prog,
+    lib)))`` as a :class:`~ila.commands.CommandTable` (inputs ``if_axi_wr``, ``if_axi_rd``,
+    ``addr_in``, ``data_in_0..15``; a "Q" entry is an all-zero row) and each row's fragment mode
+    ("W", "R" or "Q"). The driver's fast path for long transfers (a weight matrix is tens of
+    thousands of writes); tests check it equal to the fragment path. Raises the same errors as
+    :func:`tensor_to_ila`."""
+    addrs, datas, modes = [], [], []
+    for ins in prog:
+        if ins["name"] in _STORES:
+            a, rows = _store_rows(ins, lib)
+            if rows.dtype == object:
+                raise ShapeError(f"mmio_table needs numeric tensors; {ins['tensor']!r} holds terms")
+            addrs.append(np.asarray(a, np.int64))
+            datas.append(rows.astype(np.uint8))
+            modes.append(np.full(len(a), "W"))
+        elif ins["name"] in _LOADS:
+            a = _load_addrs(ins)
+            addrs.append(np.asarray(a, np.int64))
+            datas.append(np.zeros((len(a), 16), np.uint8))
+            modes.append(np.full(len(a), "R"))
+        else:
+            cmds = fragment_to_mmio(ila_to_fragment(tensor_to_ila([ins], lib)))
+            addrs.append(np.array([c.get("addr_in", 0) for c in cmds], np.int64))
+            datas.append(np.array([[c.get(f"data_in_{j}", 0) for j in range(16)] for c in cmds], np.uint8)
+                         .reshape(-1, 16))
+            modes.append(np.array(["Q" if c.get("wait_irq") else "R" if c["if_axi_rd"] else "W" for c in cmds]
+                                  or [], dtype="<U1"))
+    mode = np.concatenate(modes) if modes else np.zeros(0, "<U1")
+    data = np.concatenate(datas) if datas else np.zeros((0, 16), np.uint8)
+    cols = {"if_axi_wr": (mode == "W").astype(np.uint8), "if_axi_rd": (mode == "R").astype(np.uint8),
+            "addr_in": np.concatenate(addrs) if addrs else np.zeros(0, np.int64)}
+    cols["addr_in"] = np.where(mode == "Q", 0, cols["addr_in"])
+    cols |= {f"data_in_{j}": data[:, j] for j in range(16)}
+    return CommandTable(cols), mode
 
 
 def assemble(prog: list[dict], lib: dict) -> tuple[dict, list[dict]]:
