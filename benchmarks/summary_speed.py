@@ -7,8 +7,10 @@ accelerator calls through the drivers (MMIO stream, loop, read-back) both ways:
 * HLSCNN convolution loop (``Accel_Conv_Child``): 3x3 conv2d 16 -> 16 channels on a 32x32 input
   with host padding 1 (32x32 output), 16-bit and 8-bit weight designs; the trigger command (which
   runs the child loop to quiescence) is timed alone.
-* FlexASR PE-core loop (``PE_CORE_CHILD``: the MACs and bias steps of one timestep): a linear
-  layer 256 -> 256 over 16 timesteps, the time spent in that child's instructions (or summary).
+* FlexASR PE-core loop (``PE_CORE_CHILD``: the MACs and bias steps of one timestep) and
+  GB-control transfers (``Child_GB_Control``: the input vectors of one timestep sent to the PEs):
+  a linear layer 256 -> 256 over 16 timesteps, the time spent in that child's instructions (or
+  summary).
 * HLSCNN conv2d call (``driver.run_job``): the whole MMIO stream on a reused simulator.
 * FlexASR linear call (``driver.run_linear``, 64 -> 64, 16 timesteps), assembler included.
 
@@ -106,7 +108,9 @@ def _flexasr_runner(summaries: bool):
     return r
 
 
-def flexasr_pe_core_loop(repeat):
+def flexasr_child_loop(repeat, child: str, label: str):
+    """Time spent in FlexASR child ``child`` (instructions, or its summary) during a linear layer
+    256 -> 256 over 16 timesteps."""
     from ila.models.flexasr import driver as D
     x, w, b = _linear_operands(3, 256, 16)
     res = {}
@@ -114,11 +118,11 @@ def flexasr_pe_core_loop(repeat):
         r = _flexasr_runner(summaries)
         best = float("inf")
         for _ in range(repeat):
-            spent = _timed(r.sim, "PE_CORE_CHILD")
+            spent = _timed(r.sim, child)
             out = D.run_linear(x, w, b, r=r)
             best = min(best, spent["t"])
         res[summaries] = (best, out)
-    _row("FlexASR PE-core loop, linear 256->256, 16 timesteps (16 loops)", res[False][0], res[True][0],
+    _row(f"FlexASR {label}, linear 256->256, 16 timesteps (16 loops)", res[False][0], res[True][0],
          np.array_equal(res[False][1].codes, res[True][1].codes))
 
 
@@ -162,7 +166,8 @@ def main():
     print(f"{'':58} {'instructions':>12} {'summaries':>12} {'ratio':>8}")
     hlscnn_loop(repeat, 16)
     hlscnn_loop(repeat, 8)
-    flexasr_pe_core_loop(repeat)
+    flexasr_child_loop(repeat, "PE_CORE_CHILD", "PE-core loop")
+    flexasr_child_loop(repeat, "Child_GB_Control", "GB-control transfers")
     hlscnn_call(repeat)
     flexasr_linear(repeat)
 
