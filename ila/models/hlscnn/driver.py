@@ -11,6 +11,7 @@ scratchpad 1.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from ila import generic
 
 from ila.errors import D2AError
 from ila.numerics.fixed_point import ACT, WGT16, weight_format
+from ila.commands import CommandTable
 from ila.sim import Simulator
 from ila.models.hlscnn.model import (CHANNEL_BLOCK, REG_ID, SLAVE_BASE, SPAD0_BASE, SPAD1_BASE, SPAD_BYTES, VIR_MEM_BASE,
                      VIR_MEM_BYTES, build_hlscnn)
@@ -67,6 +69,7 @@ class ConvJob:
     stride: int
     relu: bool
     has_bias: bool = False
+    pull: tuple = (0, 0)        # commands[pull[0]:pull[1]]: the weight pull (SocMemBaseAddr / SpadWr pairs)
 
 
 def prepare_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: int = 16, bias=None,
@@ -128,18 +131,50 @@ def _element_bytes(v, nbytes: int) -> list:
     return [(v >> (8 * k)) & 0xFF for k in range(nbytes)]
 
 
-def _image(elements: np.ndarray, nbytes: int, numeric: bool = False) -> list:
-    """The byte image (ints or 8-bit terms) of ``elements`` in C order, ``nbytes`` bytes each.
-    ``numeric``: the elements are known to be ints (no terms): the same bytes through numpy."""
-    if numeric:
-        try:
-            a = np.asarray(elements, dtype=object).ravel().astype(np.int64)
-        except (OverflowError, TypeError, ValueError):
-            a = None
-        if a is not None:
-            a = (a & ((1 << (8 * nbytes)) - 1)).astype("<u8")
-            return a.view(np.uint8).reshape(-1, 8)[:, :nbytes].ravel().tolist()
+def _image(elements: np.ndarray, nbytes: int) -> list:
+    """The byte image (ints or 8-bit terms) of ``elements`` in C order, ``nbytes`` bytes each."""
     return [b for v in elements.ravel() for b in _element_bytes(v, nbytes)]
+
+
+def _image_np(elements: np.ndarray, nbytes: int) -> np.ndarray:
+    """:func:`_image` of integer ``elements`` as a uint8 array: the low ``8*nbytes`` bits of each
+    (two's complement), little-endian (integer casts wrap, as ``int(v) & mask`` does)."""
+    a = np.ascontiguousarray(elements.astype(np.uint8 if nbytes == 1 else "<u2"))
+    return a.view(np.uint8).ravel()
+
+
+BEAT_KEYS = ("top_slave_if_wr", "top_slave_if_rd", "top_slave_addr_in") + tuple(f"top_slave_data_in_{i}"
+                                                                              for i in range(16))
+
+
+def _rows_to_commands(rows: np.ndarray) -> list:
+    """Write commands from a (n, 19) int array: columns in :data:`BEAT_KEYS` order (the dicts
+    :func:`_beat` builds, keys in its order, Python ints)."""
+    return [{"top_slave_if_wr": wr, "top_slave_if_rd": rd, "top_slave_addr_in": addr,
+             "top_slave_data_in_0": d0, "top_slave_data_in_1": d1, "top_slave_data_in_2": d2,
+             "top_slave_data_in_3": d3, "top_slave_data_in_4": d4, "top_slave_data_in_5": d5,
+             "top_slave_data_in_6": d6, "top_slave_data_in_7": d7, "top_slave_data_in_8": d8,
+             "top_slave_data_in_9": d9, "top_slave_data_in_10": d10, "top_slave_data_in_11": d11,
+             "top_slave_data_in_12": d12, "top_slave_data_in_13": d13, "top_slave_data_in_14": d14,
+             "top_slave_data_in_15": d15}
+            for wr, rd, addr, d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14, d15
+            in rows.tolist()]
+
+
+def _write_rows(addrs, data) -> np.ndarray:
+    """(n, 19) rows of AXI-slave writes: ``addrs`` (n,) byte offsets from SLAVE_BASE, ``data``
+    (n, 16) byte values."""
+    addrs = np.asarray(addrs, dtype=np.int64)
+    rows = np.zeros((len(addrs), 19), np.int64)
+    rows[:, 0] = 1
+    rows[:, 2] = SLAVE_BASE + addrs
+    rows[:, 3:] = data
+    return rows
+
+
+def _read_commands(addrs) -> list:
+    """AXI-slave reads (the dicts ``_beat(addr, None, write=False)`` builds)."""
+    return [{"top_slave_if_wr": 0, "top_slave_if_rd": 1, "top_slave_addr_in": SLAVE_BASE + a} for a in addrs]
 
 
 def conv2d_program(x_raw, w_raw, *, stride: int, weight_bits: int, bias_raw: int = 0, has_bias: bool = False,
@@ -151,20 +186,34 @@ def conv2d_program(x_raw, w_raw, *, stride: int, weight_bits: int, bias_raw: int
     block][ky][kx][8 channels], both little-endian, zero-padded to 8-channel blocks; the weights
     are pulled into scratchpad 0 through the AXI master; the outputs are read back from
     scratchpad 1 ([filter block][oy][ox][8], 2 bytes each). Raises HlscnnError when a buffer
-    overflows."""
+    overflows.
+
+    Integer arrays (numpy integer or bool dtypes) take a numpy path that emits the same command
+    list as the element-by-element path (which serves object arrays: ints or terms)."""
     x_in, w_in = np.asarray(x_raw), np.asarray(w_raw)
-    x_raw, w_raw = x_in.astype(object), w_in.astype(object)
-    H, W, C = x_raw.shape
-    O, KH, KW, _ = w_raw.shape
+    numeric = x_in.dtype.kind in "iub" and w_in.dtype.kind in "iub"
+    H, W, C = x_in.shape
+    O, KH, KW, _ = w_in.shape
     OH, OW = (H - KH) // stride + 1, (W - KW) // stride + 1
     ncb, nfb = -(-C // CHANNEL_BLOCK), -(-O // CHANNEL_BLOCK)
-    act = np.zeros((ncb * CHANNEL_BLOCK, H, W), dtype=object)
-    act[:C] = x_raw.transpose(2, 0, 1)
-    act_img = _image(act.reshape(ncb, CHANNEL_BLOCK, H, W).transpose(0, 2, 3, 1), 2, x_in.dtype.kind in "iub")
-    wt = np.zeros((nfb * CHANNEL_BLOCK, KH, KW, ncb * CHANNEL_BLOCK), dtype=object)
-    wt[:O, :, :, :C] = w_raw
-    wt = wt.reshape(nfb * CHANNEL_BLOCK, KH, KW, ncb, CHANNEL_BLOCK).transpose(0, 3, 1, 2, 4)
-    w_img = _image(wt, 2 if weight_bits == 16 else 1, w_in.dtype.kind in "iub")
+    wbytes = 2 if weight_bits == 16 else 1
+    if numeric:
+        act = np.zeros((H, W, ncb * CHANNEL_BLOCK), np.int64)
+        act[:, :, :C] = x_in
+        act_img = _image_np(act.reshape(H, W, ncb, CHANNEL_BLOCK).transpose(2, 0, 1, 3), 2)
+        wt = np.zeros((nfb * CHANNEL_BLOCK, KH, KW, ncb * CHANNEL_BLOCK), np.int64)
+        wt[:O, :, :, :C] = w_in
+        w_img = _image_np(wt.reshape(nfb * CHANNEL_BLOCK, KH, KW, ncb, CHANNEL_BLOCK).transpose(0, 3, 1, 2, 4),
+                          wbytes)
+    else:
+        x_obj, w_obj = x_in.astype(object), w_in.astype(object)
+        act = np.zeros((ncb * CHANNEL_BLOCK, H, W), dtype=object)
+        act[:C] = x_obj.transpose(2, 0, 1)
+        act_img = _image(act.reshape(ncb, CHANNEL_BLOCK, H, W).transpose(0, 2, 3, 1), 2)
+        wt = np.zeros((nfb * CHANNEL_BLOCK, KH, KW, ncb * CHANNEL_BLOCK), dtype=object)
+        wt[:O, :, :, :C] = w_obj
+        wt = wt.reshape(nfb * CHANNEL_BLOCK, KH, KW, ncb, CHANNEL_BLOCK).transpose(0, 3, 1, 2, 4)
+        w_img = _image(wt, wbytes)
     out_bytes = nfb * OH * OW * CHANNEL_BLOCK * 2
 
     act_off = 0
@@ -177,17 +226,33 @@ def conv2d_program(x_raw, w_raw, *, stride: int, weight_bits: int, bias_raw: int
     if out_bytes > SPAD_BYTES:
         raise HlscnnError(f"buffer overflow: outputs need {out_bytes} bytes, scratchpad 1 has {SPAD_BYTES}")
 
-    def beats(img: list):
-        img = img + [0] * (-len(img) % 16)
-        return [img[i:i + 16] for i in range(0, len(img), 16)]
+    nwb = -(-len(w_img) // 16)                       # weight beats
+    if numeric:
+        def beats(img: np.ndarray) -> np.ndarray:
+            return np.concatenate([img, np.zeros(-len(img) % 16, np.uint8)]).reshape(-1, 16)
 
-    cmds = [_beat(VIR_MEM_BASE + act_off + 16 * k, b) for k, b in enumerate(beats(act_img))]
-    wbeats = beats(w_img)
-    cmds += [_beat(VIR_MEM_BASE + w_off + 16 * k, b) for k, b in enumerate(wbeats)]
-    cmds.append(cfg_write("SocMemRdWrLength", 1))
-    for k in range(len(wbeats)):
-        cmds.append(cfg_write("SocMemBaseAddr", VIR_MEM_BASE + w_off + 16 * k))
-        cmds.append(_beat(SPAD0_BASE + 16 * k, [0] * 16))      # data comes through the AXI master
+        ab = beats(act_img)
+        rows = [_write_rows(VIR_MEM_BASE + act_off + 16 * np.arange(len(ab)), ab),
+                _write_rows(VIR_MEM_BASE + w_off + 16 * np.arange(nwb), beats(w_img)),
+                _write_rows([4 * REG_ID["SocMemRdWrLength"]], _cfg_bytes("SocMemRdWrLength", [1]))]
+        # per weight beat: CfgSoCMemBaseAddr, then the scratchpad-0 write that pulls it
+        pull = np.zeros((nwb, 2, 19), np.int64)
+        pull[:, 0] = _write_rows(np.full(nwb, 4 * REG_ID["SocMemBaseAddr"]),
+                                 _cfg_bytes("SocMemBaseAddr", VIR_MEM_BASE + w_off + 16 * np.arange(nwb)))
+        pull[:, 1] = _write_rows(SPAD0_BASE + 16 * np.arange(nwb), 0)
+        rows.append(pull.reshape(-1, 19))
+        cmds = _rows_to_commands(np.concatenate(rows))
+    else:
+        def beats(img: list):
+            img = img + [0] * (-len(img) % 16)
+            return [img[i:i + 16] for i in range(0, len(img), 16)]
+
+        cmds = [_beat(VIR_MEM_BASE + act_off + 16 * k, b) for k, b in enumerate(beats(act_img))]
+        cmds += [_beat(VIR_MEM_BASE + w_off + 16 * k, b) for k, b in enumerate(beats(w_img))]
+        cmds.append(cfg_write("SocMemRdWrLength", 1))
+        for k in range(nwb):
+            cmds.append(cfg_write("SocMemBaseAddr", VIR_MEM_BASE + w_off + 16 * k))
+            cmds.append(_beat(SPAD0_BASE + 16 * k, [0] * 16))      # data comes through the AXI master
     cmds += [
         cfg_write("AccelConvActivationBaseAddr", VIR_MEM_BASE + act_off),
         cfg_write("AccelConvWeightsBaseAddr", 0),
@@ -198,8 +263,23 @@ def conv2d_program(x_raw, w_raw, *, stride: int, weight_bits: int, bias_raw: int
         cfg_write("AccelConvChannelConfig", (bias_raw & 0xFFFF) | (int(has_bias) << 16) | (int(relu) << 17)),
         cfg_write("AccelConvTrigger", 1),
     ]
-    reads = [_beat(SPAD1_BASE + 16 * k, None, write=False) for k in range(out_bytes // 16)]
-    return ConvJob(cmds, reads, (1, OH, OW, O), nfb, weight_bits, x_in, w_in, bias_raw, stride, relu, has_bias)
+    reads = _read_commands(range(SPAD1_BASE, SPAD1_BASE + out_bytes, 16))
+    pull = (len(cmds) - 8 - 2 * nwb, len(cmds) - 8)
+    return ConvJob(cmds, reads, (1, OH, OW, O), nfb, weight_bits, x_in, w_in, bias_raw, stride, relu, has_bias,
+                   pull)
+
+
+def _cfg_bytes(reg: str, values) -> np.ndarray:
+    """(n, 16) beats of :func:`cfg_write` of ``reg`` for each of ``values`` (ints in 32 bits)."""
+    values = np.asarray(values, dtype=np.int64)
+    if values.size and not (0 <= values.min() and values.max() < (1 << 32)):
+        bad = values[(values < 0) | (values >= (1 << 32))][0]
+        raise HlscnnError(f"register {reg} value {int(bad)!r} does not fit 32 bits")
+    off = (4 * REG_ID[reg]) & 15
+    out = np.zeros((len(values), 16), np.int64)
+    for k in range(4):
+        out[:, off + k] = (values >> (8 * k)) & 0xFF
+    return out
 
 
 READ_DATA = tuple(f"top_slave_rd_data_{i}" for i in range(16))   # the states holding an MMIO read's 16 bytes
@@ -216,19 +296,43 @@ def readback(job: ConvJob, reads) -> np.ndarray:
     (16 bytes each; ints, or 8-bit terms in proofs): 2 little-endian bytes per output, layout
     [filter block][oy][ox][8]. Ints come back signed (int16 values)."""
     _, OH, OW, O = job.out_shape
-    flat = [b for r in reads for b in np.asarray(r, dtype=object)]
     n = job.out_blocks * OH * OW * CHANNEL_BLOCK
-    b = None if generic.is_symbolic(*flat) else np.array(flat[:2 * n], dtype=object)
-    if b is not None and len(b) == 2 * n and all(isinstance(x, (int, np.integer)) and 0 <= x < 256 for x in b):
-        w = b.astype(np.int64)              # ints in 0..255: the words directly (same values as below)
-        w = w[0::2] | (w[1::2] << 8)
-        vals = [int(x) for x in np.where(w >= 1 << 15, w - (1 << 16), w)]
+    w = _int_words(reads, n)
+    if w is not None:                       # the same values as the element path below
+        v = np.where(w >= 1 << 15, w - (1 << 16), w).astype(object)
     else:
-        vals = [generic.bytes_le(flat[2 * k:2 * k + 2]) for k in range(n)]
-        if not generic.is_symbolic(*vals):
-            vals = [v - (1 << 16) if v >= 1 << 15 else v for v in vals]
-    v = np.array(vals, dtype=object).reshape(job.out_blocks, OH, OW, CHANNEL_BLOCK).transpose(1, 2, 0, 3)
+        flat = [b for r in reads for b in np.asarray(r, dtype=object)]
+        b = None if generic.is_symbolic(*flat) else np.array(flat[:2 * n], dtype=object)
+        if b is not None and len(b) == 2 * n and all(isinstance(x, (int, np.integer)) and 0 <= x < 256 for x in b):
+            w = b.astype(np.int64)              # ints in 0..255: the words directly (same values as below)
+            w = w[0::2] | (w[1::2] << 8)
+            vals = [int(x) for x in np.where(w >= 1 << 15, w - (1 << 16), w)]
+        else:
+            vals = [generic.bytes_le(flat[2 * k:2 * k + 2]) for k in range(n)]
+            if not generic.is_symbolic(*vals):
+                vals = [v - (1 << 16) if v >= 1 << 15 else v for v in vals]
+        v = np.array(vals, dtype=object)
+    v = v.reshape(job.out_blocks, OH, OW, CHANNEL_BLOCK).transpose(1, 2, 0, 3)
     return v.reshape(OH, OW, -1)[:, :, :O]
+
+
+def _int_words(reads, n: int) -> np.ndarray | None:
+    """The first ``n`` little-endian 16-bit words of ``reads`` when they form a numeric (m, 16)
+    array of bytes in 0..255 holding at least ``2 * n`` bytes (int64); else None (the caller
+    takes the element path)."""
+    if isinstance(reads, np.ndarray):
+        a = reads
+    else:
+        try:
+            a = np.asarray(reads)
+        except (ValueError, TypeError):
+            return None
+    if a.dtype.kind not in "iu" or a.ndim != 2 or a.shape[1] != 16 or a.size < 2 * n:
+        return None
+    b = a.reshape(-1)[:2 * n].astype(np.int64)
+    if b.size and (b.min() < 0 or b.max() > 255):
+        return None
+    return b[0::2] | (b[1::2] << 8)
 
 
 def decode_output(job: ConvJob, spad1_bytes: np.ndarray) -> np.ndarray:
@@ -244,14 +348,50 @@ def run_job(job: ConvJob, *, col_lanes: int = 32, row_lanes: int = 4, sim: Simul
     """Execute a prepared job on the ILA simulator; return (raw ACT output, simulator)."""
     if sim is None:
         sim = Simulator(build_hlscnn(job.weight_bits, col_lanes, row_lanes))
-    sim.run(job.commands)
+    _run_commands(sim, job.commands, job.pull)
     if read_mmio:
-        reads = []
-        for cmd in job.read_commands:
-            sim.step(cmd)
-            reads.append(read_beat(sim.state))
-        return readback(job, reads)[None].astype(np.int64), sim
+        return readback(job, _run_reads(sim, job.read_commands))[None].astype(np.int64), sim
     return decode_output(job, sim.memory("scratch_pad_1")), sim
+
+
+def _run_commands(sim: Simulator, commands: list, pull: tuple) -> None:
+    """``sim.run(commands)``, with ``commands[pull[0]:pull[1]]`` stepped one by one: the weight
+    pull alternates two instructions, which ``Simulator.run`` cannot batch (its look-ahead for a
+    batch would fail at every command). The commands before the pull (the SoC-memory writes) run
+    as a :class:`~ila.commands.CommandTable` of the same commands. The same commands in the same
+    order: the same result whatever ``pull`` is."""
+    a, b = pull
+    if not 0 <= a <= b <= len(commands):
+        a = b = 0
+    sim.run(_as_table(commands[:a]))
+    for cmd in commands[a:b]:
+        sim.step(cmd)
+    sim.run(commands[b:])
+
+
+def _as_table(commands: list):
+    """``commands`` as a :class:`~ila.commands.CommandTable` (the same commands, row for row)
+    when they are dicts with one set of keys and integer values; else ``commands`` itself."""
+    if len(commands) < 2:
+        return commands
+    try:
+        keys = tuple(commands[0])
+        if not keys or any(len(c) != len(keys) for c in commands):
+            return commands
+        get = itemgetter(*keys)
+        rows = np.array([get(c) for c in commands])
+    except (TypeError, KeyError, ValueError, OverflowError):
+        return commands
+    if rows.ndim == 1:
+        rows = rows[:, None]
+    if rows.dtype.kind not in "iub" or rows.shape != (len(commands), len(keys)):
+        return commands
+    return CommandTable({k: rows[:, j] for j, k in enumerate(keys)})
+
+
+def _run_reads(sim: Simulator, commands: list) -> list:
+    """Execute the MMIO reads ``commands`` in order; the 16 bytes each returned (tuples)."""
+    return sim.run(_as_table(commands), observe=READ_DATA)[1]
 
 
 def run_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: int = 16, bias=None,
