@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import math
 import pathlib
 import platform
@@ -320,9 +321,12 @@ def main(argv=None) -> int:
     ap.add_argument("--train-steps", type=int, help="stop training after this many steps (smoke runs; not for results)")
     ap.add_argument("--ledger", default=str(LEDGER))
     ap.add_argument("--out", type=pathlib.Path, default=OUT)
+    ap.add_argument("--report-only", action="store_true",
+                    help="write the report from the finished results without running the campaign (partial runs)")
     campaign.add_arguments(ap)
     args = ap.parse_args(argv)
-    args.command = " ".join(["python -m benchmarks.table4", *(sys.argv[1:] if argv is None else argv)])
+    args.command = " ".join(["python -m benchmarks.table4", *(a for a in (sys.argv[1:] if argv is None else argv)
+                                                               if a != "--report-only")])
     try:
         apps = [a.strip() for a in args.apps.split(",") if a.strip()]
         bad = [a for a in apps if a not in APPS]
@@ -346,7 +350,7 @@ def _run(args, apps, campaign) -> int:
     # with this process's cached graphs and programs)
     task_fn = importlib.import_module("benchmarks.table4").evaluate_block
     ledger = str(pathlib.Path(args.ledger).resolve())
-    setup, tasks = {}, []
+    setup, groups = {}, []
     for app in apps:
         t0 = time.perf_counter()
         _, t, data = _graph(app, args.dataset, args.train_steps)
@@ -359,26 +363,28 @@ def _run(args, apps, campaign) -> int:
             setup[(app, design)] = {"compiled": c, "n": m, "digest": program_digest(c),
                                     "compile_s": time.perf_counter() - t0}
             print(f"  {design}: offloads {c.counts()}; {m} data points", flush=True)
-            for a, b in _blocks(m, args.block):
-                key = f"{app}/{design}/{t.key[:12]}/{setup[(app, design)]['digest']}/{a}-{b}"
-                tasks.append(campaign.Task(key, task_fn, (app, design, a, b, args.dataset, ledger,
-                                                                     args.train_steps)))
+            groups.append([campaign.Task(f"{app}/{design}/{t.key[:12]}/{setup[(app, design)]['digest']}/{a}-{b}",
+                                         task_fn, (app, design, a, b, args.dataset, ledger, args.train_steps))
+                           for a, b in _blocks(m, args.block)])
+    # blocks of every (application, design) in turn, so a partial run has data in every column
+    tasks = [t for row in itertools.zip_longest(*groups) for t in row if t is not None]
     path = campaign.results_path(args, campaign.default_results("table4"))
-    records = campaign.run_from_args(args, tasks, path, desc="table4")
+    records = campaign.load(path) if args.report_only else campaign.run_from_args(args, tasks, path, desc="table4")
     want = {t.key for t in tasks}
     done = {r["key"]: r for r in records if r["key"] in want and r.get("ok")}
-    failed = [k for k in want if k not in done]
+    failed = [r["key"] for r in records if r["key"] in want and not r.get("ok") and r["key"] not in done]
+    pending = len(want) - len(done) - len(failed)
     rows = {}
     for (app, design), st in setup.items():
         pts = sorted((p for k, r in done.items() if k.startswith(f"{app}/{design}/") for p in r["result"]["points"]),
                      key=lambda p: p["i"])
         rows[(app, design)] = {**st, "points": pts}
-    text = report(args, apps, rows, failed)
+    text = report(args, apps, rows, failed, pending)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     plots(args.out.parent, apps, rows)
     print(text)
-    return 1 if failed else 0
+    return 1 if failed or (pending and not args.report_only) else 0
 
 
 def _rel(path) -> str:
@@ -386,7 +392,7 @@ def _rel(path) -> str:
     return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
 
 
-def report(args, apps, rows, failed) -> str:
+def report(args, apps, rows, failed, pending: int = 0) -> str:
     from benchmarks.data import describe
     L = ["# Table 4: application-level co-simulation of trained models", "",
          f"Measured by `{args.command}` on {platform.machine()} (2 cores, Python {platform.python_version()}), "
@@ -418,6 +424,10 @@ def report(args, apps, rows, failed) -> str:
                  f"{gcell} | {pr[0]} / {pr[1]} / {pr[2]} / {pr[3]} |")
     if failed:
         L += ["", f"**{len(failed)} campaign task(s) failed**; their data points are missing: {sorted(failed)[:5]}"]
+    if pending:
+        L += ["", f"**Partial results**: {pending} campaign task(s) of {args.block} data points each have not run "
+                  f"yet; the Data points column counts what was evaluated. The same command without "
+                  f"`--report-only` resumes the campaign."]
     L += ["", "## Data sets (and how they differ from the paper's)", ""]
     for app in apps:
         _, t, _ = _graph(app, args.dataset, args.train_steps)
