@@ -406,29 +406,23 @@ def test_flexasr_pe_core_summary_equals_loop_lstm_two_managers():
     assert r.summary_runs == {PE: 2, GB: 2}
 
 
-@pytest.mark.parametrize("bug", ["off_by_one", "bias_pass2", "last_chunk"])
-def test_seeded_bug_in_flexasr_pe_core_summary_is_caught(bug):
+@pytest.mark.parametrize("child,bug", [(PE, "off_by_one"), (PE, "bias_pass2"), (PE, "last_chunk"),
+                                       (GB, "skip_last"), (GB, "zero_first_ignored"), (GB, "wrong_tile")])
+def test_seeded_bug_in_flexasr_summary_is_caught(child, bug):
     from ila.models.flexasr import shared_model
-    from ila.models.flexasr.gb_control import PE_CORE_BUGS, pe_core_summary
-    assert bug in PE_CORE_BUGS
+    from ila.models.flexasr.gb_control import GB_SEND_BUGS, PE_CORE_BUGS, gb_send_summary, pe_core_summary
+    make, known = {PE: (pe_core_summary, PE_CORE_BUGS), GB: (gb_send_summary, GB_SEND_BUGS)}[child]
+    assert bug in known
     rng = np.random.default_rng(12)
-    cmds = (_lstm_cmds(rng, 1, 16, 64, 0.3, (1, 2, 3, 4)) if bug == "bias_pass2"
-            else _linear_cmds(rng, 1, 16, 512, True, 0.3, (1, 2, 3, 4)))
-    r = compare_summaries(shared_model(), cmds, summaries={PE: pe_core_summary(bug=bug)})
-    assert not r.ok, f"seeded bug {bug!r} not detected"
-
-
-@pytest.mark.parametrize("bug", ["skip_last", "zero_first_ignored", "wrong_tile"])
-def test_seeded_bug_in_flexasr_gb_send_summary_is_caught(bug):
-    from ila.models.flexasr import shared_model
-    from ila.models.flexasr.gb_control import GB_SEND_BUGS, gb_send_summary
-    assert bug in GB_SEND_BUGS
-    rng = np.random.default_rng(13)
-    # zero_first needs an RNN at t = 0 over a non-zero hidden buffer; the tile needs t >= 16
-    cmds = (_lstm_cmds(rng, 2, 32, 64, 0.3, (1, 2, 3, 4)) if bug == "zero_first_ignored"
-            else _linear_cmds(rng, 18, 32, 64, False, 0.3, (1, 2, 3, 4)))
+    # bias_pass2 needs a second manager (LSTM); zero_first an RNN at t = 0 over a non-zero hidden
+    # buffer; the transfer tile t >= 16
+    cmds = {"bias_pass2": lambda: _lstm_cmds(rng, 1, 16, 64, 0.3, (1, 2, 3, 4)),
+            "zero_first_ignored": lambda: _lstm_cmds(rng, 2, 32, 64, 0.3, (1, 2, 3, 4)),
+            "wrong_tile": lambda: _linear_cmds(rng, 18, 32, 64, False, 0.3, (1, 2, 3, 4)),
+            "skip_last": lambda: _linear_cmds(rng, 2, 32, 64, False, 0.3, (1, 2, 3, 4))}.get(
+        bug, lambda: _linear_cmds(rng, 1, 16, 512, True, 0.3, (1, 2, 3, 4)))()
     state = _initial_flexasr(rng) if bug == "zero_first_ignored" else None
-    r = compare_summaries(shared_model(), cmds, summaries={GB: gb_send_summary(bug=bug)}, state=state)
+    r = compare_summaries(shared_model(), cmds, summaries={child: make(bug=bug)}, state=state)
     assert not r.ok, f"seeded bug {bug!r} not detected"
 
 
