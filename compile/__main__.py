@@ -30,7 +30,7 @@ def main(argv=None) -> int:
     ap.add_argument("--certify", choices=CERTIFY, default="none",
                     help="obtain missing certificates (mappings at their shapes, rewrites) and record them")
     ap.add_argument("--require", choices=REQUIRE, default="any", help="'proved': formally proved offloads only")
-    ap.add_argument("--budget", type=float, default=60.0, help="solver seconds per on-demand proof (> 0)")
+    ap.add_argument("--budget", type=float, default=60.0, help="seconds per on-demand certification: the solver timeout of a proof, the wall-clock bound of a simulation validation (> 0)")
     ap.add_argument("--max-iters", type=int, default=6, help="rewrite rounds (>= 0)")
     ap.add_argument("--time-limit", type=float, default=5.0, help="seconds of rewriting (> 0)")
     ap.add_argument("--cost", choices=COSTS, default="offloads",

@@ -5,8 +5,9 @@ sources of everything it depends on) for M whose scope covers S: a proof at S or
 (``symbolic``), else a passing simulation validation at S (the paper's own standard for most
 mappings). ``require='proved'`` accepts proofs only. Missing certificates can be obtained on demand
 (``certify='sim'``: a seeded simulation validation; ``certify='proof'``: BMC at S, then a
-simulation if the mapping has no proof setup), within a time budget (seconds, for the proof's
-solver); they are recorded in the ledger. A current refutation at S (a failed validation or a
+simulation if the mapping has no proof setup), within a time budget (seconds: the proof's solver
+timeout, or the wall-clock bound of a simulation validation, run in a forked process); they are
+recorded in the ledger. A current refutation at S (a failed validation or a
 counterexample, recorded for the same sources) is not re-run: the checks are seeded and
 deterministic. Otherwise the offload is refused, and the decision says which mapping, which shape,
 and the command that would certify it (or the refutation that stands).
@@ -88,7 +89,8 @@ def decide(name: str, shape: dict, *, require: str = "any", certify: str = "none
         return Decision(name, text, False, reason=f"the ledger holds a current refutation at {text}: {e['method']} "
                         f"{what} ({e['date']}); it is not re-run until the sources change")
     need = "a proof" if require == "proved" else "a proof or a passing simulation validation"
-    return Decision(name, text, False, reason=f"the ledger holds no current certificate ({need}) at {text}; "
+    late = f" (on-demand certification did not finish within its budget of {budget:g} s)" if certify != "none" else ""
+    return Decision(name, text, False, reason=f"the ledger holds no current certificate ({need}) at {text}{late}; "
                     f"certify with: {command(name, text, m.proof is not None)}")
 
 
@@ -106,5 +108,51 @@ def _obtain(m, shape: dict, text: str, how: str, budget: float, path) -> None:
                       inline_ufs=numerics == "exact", label=f"{m.name}.{text}", scope=text)
         ledger.record(m, v, scope=ledger.scope_label(text, numerics), path=path)
         return
+    key = (m.name, text, str(path))
+    if _ABANDONED.get(key, 0) >= budget:       # not retried in this process with no larger budget
+        return
+    v = _sim_within(m, shape, budget)
+    if v is None:
+        _ABANDONED[key] = budget
+    else:
+        ledger.record_validation(m, v, path=path)
+
+
+_ABANDONED: dict = {}    # (mapping, shape, ledger) -> the budget a validation was abandoned at
+
+
+def _sim_within(m, shape: dict, budget: float):
+    """The seeded simulation validation of ``m`` at ``shape`` (``verify.simval.run_sim``), run in a
+    forked process and abandoned after ``budget`` seconds of wall-clock time (then None: nothing is
+    recorded and the offload is refused). Exceptions of the validation are raised here."""
+    import multiprocessing as mp
     from verify.simval import run_sim
-    ledger.record_validation(m, run_sim(m, shape=shape, samples=20, seed=0), path=path)
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+
+    def work():
+        try:
+            send.send(("ok", run_sim(m, shape=shape, samples=20, seed=0)))
+        except BaseException as exc:          # noqa: BLE001 (re-raised in the parent)
+            try:
+                send.send(("error", exc))
+            except Exception:                  # an exception that does not pickle
+                send.send(("error", CompileError(f"{m.name}: validation failed: {type(exc).__name__}: {exc}")))
+
+    proc = ctx.Process(target=work, daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if not recv.poll(budget):
+            return None
+        kind, value = recv.recv()
+    except EOFError:                           # the process died without an answer
+        raise CompileError(f"{m.name}: the simulation validation process died (exit code {proc.exitcode})") from None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        recv.close()
+    if kind == "error":
+        raise value
+    return value

@@ -55,13 +55,39 @@ def test_a_refutation_stands_and_is_not_re_run(tmp_path, monkeypatch):
     shape = {"R": 8, "C": 16, "L": 2}
     with mutations.applied(mutations.get(get("flexasr.maxpool_chain"), "chain_readback_offset")):
         assert not decide("flexasr.maxpool_chain", shape, certify="sim", path=path).allowed
-    runs = []
-    real = verify.simval.run_sim
-    monkeypatch.setattr(verify.simval, "run_sim", lambda *a, **k: runs.append(a) or real(*a, **k))
+    monkeypatch.setattr(verify.simval, "run_sim", lambda *a, **k: pytest.fail("the refutation was re-run"))
     d = decide("flexasr.maxpool_chain", shape, certify="sim", path=path)
-    assert not d.allowed and "refutation at 8x16x2" in d.reason and runs == []
+    assert not d.allowed and "refutation at 8x16x2" in d.reason
+    monkeypatch.undo()
     entries = json.loads(path.read_text())
     for e in entries:
         e["digest"] = "0" * 16          # the sources changed since: the refutation no longer stands
     path.write_text(json.dumps(entries))
-    assert decide("flexasr.maxpool_chain", shape, certify="sim", path=path).allowed and len(runs) == 1
+    assert decide("flexasr.maxpool_chain", shape, certify="sim", path=path).allowed    # validated again (a child process)
+    assert [e["result"] for e in json.loads(path.read_text())][-1] == "passed"
+
+
+def test_simulation_validation_abandoned_at_the_budget(tmp_path, monkeypatch):
+    """A validation that outlasts the budget is abandoned (nothing recorded, the offload refused
+    with the reason and the command), and not retried in this process with the same budget;
+    errors of the validation reach the caller."""
+    import time
+    import verify.simval
+    import compile.gate as gate
+    monkeypatch.setattr(gate, "_ABANDONED", {})
+    path = tmp_path / "l.json"
+    monkeypatch.setattr(verify.simval, "run_sim", lambda *a, **k: time.sleep(30))
+    t0 = time.perf_counter()
+    d = decide("vta.relu", SHAPE, certify="sim", budget=0.5, path=path)
+    assert time.perf_counter() - t0 < 10
+    assert not d.allowed and "within its budget of 0.5 s" in d.reason and "--shape 32" in d.reason
+    assert not path.exists() or json.loads(path.read_text()) == []
+    t0 = time.perf_counter()
+    assert not decide("vta.relu", SHAPE, certify="sim", budget=0.5, path=path).allowed
+    assert time.perf_counter() - t0 < 0.4                                 # not retried
+
+    def boom(*a, **k):
+        raise CompileError("validation input rejected")
+    monkeypatch.setattr(verify.simval, "run_sim", boom)
+    with pytest.raises(CompileError, match="validation input rejected"):
+        decide("vta.relu", {"n": 16}, certify="sim", path=path)
