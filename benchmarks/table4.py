@@ -25,7 +25,10 @@ Every data point (an image, or a held-out window of 35 tokens, a "sentence") is 
 in numpy) and run on the host in float32 in the same process (:func:`compile.runtime.run`); the
 reference result (accuracy, or perplexity exp(mean NLL)) is the host's. The evaluation is a Dask
 campaign (:mod:`benchmarks.campaign`): one task per (application, design, block of data points),
-results appended to a JSON-lines file as they arrive, so an interrupted run resumes.
+results appended to a JSON-lines file as they arrive (``paper_results/campaigns/table4.jsonl``, kept
+in the repository, so a run interrupted on one machine resumes on another), keyed by the digest of
+the trained weights and of the compiled program, so a result is reused only for the same weights
+and program.
 
 Outputs: ``paper_results/table4.md`` (the table beside the paper's numbers, the data sets and how
 they differ from the paper's, the root-cause report from the per-invocation statistics and the
@@ -53,6 +56,9 @@ from ila.errors import D2AError
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUT = ROOT / "paper_results" / "table4.md"
 LEDGER = ROOT / "paper_results" / "ledger.json"
+# the campaign's results beside the report they produce, committed with it: a campaign that spans
+# sessions or machines resumes from them, and the table can be re-derived from the raw points
+RESULTS = ROOT / "paper_results" / "campaigns" / "table4.jsonl"
 
 
 class Table4Error(D2AError):
@@ -146,6 +152,17 @@ def program_digest(compiled) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
+def weights_digest(model) -> str:
+    """sha256 (16 hex digits) of a model's parameters and buffers (names, dtypes, shapes, bytes): the
+    campaign keys name the weights evaluated, not only the configuration that trained them."""
+    h = hashlib.sha256()
+    for name, v in sorted(model.state_dict().items()):
+        a = v.detach().cpu().contiguous().numpy()
+        h.update(f"{name}:{a.dtype}:{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()[:16]
+
+
 def _point(app: str, data, i: int):
     """(graph inputs, target) of data point ``i``: an image [1, 3, 32, 32] and its label, or a
     held-out window of SEQ tokens [SEQ, 1] and the next tokens [SEQ]."""
@@ -196,7 +213,7 @@ def evaluate_block(app: str, design: str, start: int, stop: int, dataset: str, l
         t_sim = time.perf_counter() - t0
         out = res.outputs[0]
         p = {"i": i, "seconds": t_sim, "host_seconds": t_host,
-             "layers": [[v.source, v.mapping, v.shape, None if math.isnan(v.error) else v.error, v.flushed,
+             "layers": [[v.source, v.mapping, v.shape, None if math.isnan(v.error) else float(f"{v.error:.6g}"), v.flushed,
                          v.saturated, v.size, f"refused: {v.refused}" if v.refused else
                          f"violated: {v.violated}" if v.violated else ""] for v in res.invocations]}
         if APPS[app].text:
@@ -355,6 +372,7 @@ def _run(args, apps, campaign) -> int:
         t0 = time.perf_counter()
         _, t, data = _graph(app, args.dataset, args.train_steps)
         print(f"{app}: {t.summary()}", flush=True)
+        weights = weights_digest(t.model)
         want = args.sentences if APPS[app].text else args.samples.get(app, args.samples["*"])
         n = min(want, available(app, args.dataset, args.train_steps))
         for design, _, _ in APPS[app].designs:
@@ -363,12 +381,12 @@ def _run(args, apps, campaign) -> int:
             setup[(app, design)] = {"compiled": c, "n": m, "digest": program_digest(c),
                                     "compile_s": time.perf_counter() - t0}
             print(f"  {design}: offloads {c.counts()}; {m} data points", flush=True)
-            groups.append([campaign.Task(f"{app}/{design}/{t.key[:12]}/{setup[(app, design)]['digest']}/{a}-{b}",
+            groups.append([campaign.Task(f"{app}/{design}/{weights}/{setup[(app, design)]['digest']}/{a}-{b}",
                                          task_fn, (app, design, a, b, args.dataset, ledger, args.train_steps))
                            for a, b in _blocks(m, args.block)])
     # blocks of every (application, design) in turn, so a partial run has data in every column
     tasks = [t for row in itertools.zip_longest(*groups) for t in row if t is not None]
-    path = campaign.results_path(args, campaign.default_results("table4"))
+    path = campaign.results_path(args, RESULTS)
     records = campaign.load(path) if args.report_only else campaign.run_from_args(args, tasks, path, desc="table4")
     want = {t.key for t in tasks}
     done = {r["key"]: r for r in records if r["key"] in want and r.get("ok")}

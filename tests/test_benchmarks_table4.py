@@ -55,3 +55,16 @@ def test_cli_rejects_bad_options(capsys):
     assert T.main(["--samples", "resnet21=5"]) == 2 and "resnet21" in capsys.readouterr().err
     assert T._counts("resnet20=200,resmlp=4") == {"*": 1000, "resnet20": 200, "resmlp": 4}
     assert T._counts("50") == {"*": 50}
+
+
+def test_campaign_keys_name_the_weights():
+    """Results are reused only for the same weights: one changed parameter changes the digest."""
+    import torch
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2))
+    d = T.weights_digest(m)
+    assert d == T.weights_digest(m) and len(d) == 16
+    with torch.no_grad():
+        m[0].weight[1, 2] += 1e-6
+    assert T.weights_digest(m) != d
+    assert T.RESULTS.parent.name == "campaigns" and T.RESULTS.is_relative_to(T.ROOT)
