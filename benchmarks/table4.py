@@ -214,14 +214,21 @@ def evaluate_block(app: str, design: str, start: int, stop: int, dataset: str, l
         out = res.outputs[0]
         p = {"i": i, "seconds": t_sim, "host_seconds": t_host,
              "layers": [[v.source, v.mapping, v.shape, None if math.isnan(v.error) else float(f"{v.error:.6g}"), v.flushed,
-                         v.saturated, v.size, f"refused: {v.refused}" if v.refused else
-                         f"violated: {v.violated}" if v.violated else ""] for v in res.invocations]}
+                         v.saturated, v.size, f"refused: {_condition(v.refused)}" if v.refused else
+                         f"violated: {_condition(v.violated)}" if v.violated else ""] for v in res.invocations]}
         if APPS[app].text:
             p.update(host=_nll(ref, target), acc=_nll(out, target), tokens=len(target))
         else:
             p.update(label=target, host=int(np.argmax(ref)), acc=int(np.argmax(out)))
         points.append(p)
     return {"points": points}
+
+
+def _condition(reason: str) -> str:
+    """The data condition a reason names (``data condition 'AdaptivFloat range'``), without its
+    explanation, which the mapping and the report give once."""
+    head, sep, _ = reason.partition("': ")
+    return head + "'" if sep else reason
 
 
 # ----------------------------------------------------------------------------- aggregation

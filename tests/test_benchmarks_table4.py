@@ -68,3 +68,9 @@ def test_campaign_keys_name_the_weights():
         m[0].weight[1, 2] += 1e-6
     assert T.weights_digest(m) != d
     assert T.RESULTS.parent.name == "campaigns" and T.RESULTS.is_relative_to(T.ROOT)
+
+
+def test_status_keeps_the_condition_name_only():
+    long = "data condition 'AdaptivFloat range': max|x| of every input tensor must be 0 or within [2**-3, 2**5)"
+    assert T._condition(long) == "data condition 'AdaptivFloat range'"
+    assert T._condition("no data condition named") == "no data condition named"
