@@ -201,13 +201,6 @@ def add_arguments(ap) -> None:
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def default_results(name: str) -> pathlib.Path:
-    """``<cache>/campaigns/<name>.jsonl`` (the cache of :func:`benchmarks.train.cache_dir`:
-    ``$D2A_CACHE``, else ``$XDG_CACHE_HOME/d2a``, else ``~/.cache/d2a``)."""
-    from benchmarks.train import cache_dir
-    return cache_dir() / "campaigns" / f"{name}.jsonl"
-
-
 def results_path(args, default) -> pathlib.Path:
     return pathlib.Path(args.results) if args.results else pathlib.Path(default)
 

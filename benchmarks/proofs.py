@@ -18,8 +18,8 @@ are listed as such (they are validated by ``--method sim|fuzz`` only).
 Every proof and every seeded-bug check is one task of a Dask campaign (:mod:`benchmarks.campaign`:
 a LocalCluster of ``--workers`` processes, or ``--scheduler ADDRESS``); each task records its
 verdict in the ledger itself (the ledger's writes are locked) and its summary in the campaign's
-results file as it finishes (``--results PATH``; default ``<cache>/campaigns/proofs.jsonl``, the
-cache being ``$D2A_CACHE``, else ``$XDG_CACHE_HOME/d2a``, else ``~/.cache/d2a``), keyed by the
+results file as it finishes (``--results PATH``; default ``campaigns/proofs.jsonl`` beside ``--out``,
+i.e. ``paper_results/campaigns/proofs.jsonl``, committed with the report), keyed by the
 mapping's source digest and the ledger file, so an interrupted run resumes and only re-proves what
 changed. The ledger is the file ``ledger.json`` beside ``--out``. Seconds are measured inside each task (with ``--workers 2`` two
 proofs share this machine's 2 cores).
@@ -130,12 +130,15 @@ def main(argv=None) -> int:
     campaign.add_arguments(ap)
     args = ap.parse_args(argv)
     ledger_file = pathlib.Path(args.out).resolve().parent / "ledger.json"   # beside the report: paper_results/
+    # the campaign's results too (paper_results/campaigns/proofs.jsonl, committed): a rerun on another
+    # machine or in another session redoes only proofs whose sources changed
     import importlib
     # the tasks by reference to the importable module (as __main__ they would be pickled by value)
     todo, plain = importlib.import_module("benchmarks.proofs").tasks(args.quick, not args.no_mutations, args.timeout,
                                                                     str(ledger_file))
     try:
-        recs = campaign.run_from_args(args, todo, campaign.results_path(args, campaign.default_results("proofs")),
+        results = campaign.results_path(args, ledger_file.parent / "campaigns" / "proofs.jsonl")
+        recs = campaign.run_from_args(args, todo, results,
                                       desc="proofs")
     except campaign.CampaignError as exc:
         print(f"error: {exc}", file=sys.stderr)
