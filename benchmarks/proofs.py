@@ -99,6 +99,11 @@ def mutation_task(name: str, shape_text: str, mut: str, timeout: float) -> dict:
     return {"kind": v.kind, "seconds": v.seconds, "killed": bool(v.kind == "counterexample" and v.replayed)}
 
 
+def _ledger_key(ledger_file: str) -> str:
+    p, root = pathlib.Path(ledger_file).resolve(), OUT.parent
+    return str(p.relative_to(root)) if p.is_relative_to(root) else str(p)
+
+
 def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str) -> tuple[list, list]:
     """(campaign tasks in report order, registered mappings without a proof setup)."""
     out, plain = [], []
@@ -109,8 +114,9 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str) -
             plain.append(name)
             continue
         for method, scope, numerics, _ in plan:
-            # the ledger file is part of the key: a result recorded in another ledger is not reused
-            key = f"proof/{name}/{method}/{scope}/{numerics}/{timeout:g}/{digest(m, method)}/{ledger_file}"
+            # the ledger file is part of the key (relative to the repository when inside it, so another
+            # clone reuses the committed results): a result recorded in another ledger is not reused
+            key = f"proof/{name}/{method}/{scope}/{numerics}/{timeout:g}/{digest(m, method)}/{_ledger_key(ledger_file)}"
             out.append(campaign.Task(key, prove_task, (name, method, scope, numerics, timeout, ledger_file)))
         if not with_mutations or not mutations.names(m):
             continue
