@@ -201,6 +201,13 @@ def add_arguments(ap) -> None:
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+def repo_relative(path) -> str:
+    """``path`` relative to the repository when inside it (so keys and reports name the same file
+    in every clone), else absolute."""
+    p, root = pathlib.Path(path).resolve(), pathlib.Path(__file__).resolve().parents[1]
+    return str(p.relative_to(root)) if p.is_relative_to(root) else str(p)
+
+
 def results_path(args, default) -> pathlib.Path:
     return pathlib.Path(args.results) if args.results else pathlib.Path(default)
 

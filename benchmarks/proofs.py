@@ -99,11 +99,6 @@ def mutation_task(name: str, shape_text: str, mut: str, timeout: float) -> dict:
     return {"kind": v.kind, "seconds": v.seconds, "killed": bool(v.kind == "counterexample" and v.replayed)}
 
 
-def _ledger_key(ledger_file: str) -> str:
-    p, root = pathlib.Path(ledger_file).resolve(), OUT.parent
-    return str(p.relative_to(root)) if p.is_relative_to(root) else str(p)
-
-
 def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str) -> tuple[list, list]:
     """(campaign tasks in report order, registered mappings without a proof setup)."""
     out, plain = [], []
@@ -116,7 +111,7 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str) -
         for method, scope, numerics, _ in plan:
             # the ledger file is part of the key (relative to the repository when inside it, so another
             # clone reuses the committed results): a result recorded in another ledger is not reused
-            key = f"proof/{name}/{method}/{scope}/{numerics}/{timeout:g}/{digest(m, method)}/{_ledger_key(ledger_file)}"
+            key = f"proof/{name}/{method}/{scope}/{numerics}/{timeout:g}/{digest(m, method)}/{campaign.repo_relative(ledger_file)}"
             out.append(campaign.Task(key, prove_task, (name, method, scope, numerics, timeout, ledger_file)))
         if not with_mutations or not mutations.names(m):
             continue
@@ -136,16 +131,15 @@ def main(argv=None) -> int:
     campaign.add_arguments(ap)
     args = ap.parse_args(argv)
     ledger_file = pathlib.Path(args.out).resolve().parent / "ledger.json"   # beside the report: paper_results/
-    # the campaign's results too (paper_results/campaigns/proofs.jsonl, committed): a rerun on another
-    # machine or in another session redoes only proofs whose sources changed
     import importlib
     # the tasks by reference to the importable module (as __main__ they would be pickled by value)
     todo, plain = importlib.import_module("benchmarks.proofs").tasks(args.quick, not args.no_mutations, args.timeout,
                                                                     str(ledger_file))
     try:
+        # beside the report too (paper_results/campaigns/proofs.jsonl, committed): a rerun on another
+        # machine or in another session redoes only proofs whose sources changed
         results = campaign.results_path(args, ledger_file.parent / "campaigns" / "proofs.jsonl")
-        recs = campaign.run_from_args(args, todo, results,
-                                      desc="proofs")
+        recs = campaign.run_from_args(args, todo, results, desc="proofs")
     except campaign.CampaignError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -412,18 +412,14 @@ def _run(args, apps, campaign) -> int:
     return 1 if failed or (pending and not args.report_only) else 0
 
 
-def _rel(path) -> str:
-    p = pathlib.Path(path).resolve()
-    return str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
-
-
 def report(args, apps, rows, failed, pending: int = 0) -> str:
+    from benchmarks.campaign import repo_relative
     from benchmarks.data import describe
     L = ["# Table 4: application-level co-simulation of trained models", "",
          f"Measured by `{args.command}` on {platform.machine()} (2 cores, Python {platform.python_version()}), "
          f"{time.strftime('%Y-%m-%d')}, as a Dask campaign (`benchmarks.campaign`, "
          f"{'scheduler ' + args.scheduler if args.scheduler else f'a LocalCluster of {args.workers} workers'}). Compiled with flexible matching on "
-         f"verified rules only (certificates in `{_rel(args.ledger)}`). Seconds per data point: the "
+         f"verified rules only (certificates in `{repo_relative(args.ledger)}`). Seconds per data point: the "
          "co-simulation of one data point (ILA simulators + host operators), and its ratio to the host float32 "
          "run of the same IR graph in the same process.", "",
          "| Application | Platform | Reference (host) | Original result | Updated result | Data points | "
