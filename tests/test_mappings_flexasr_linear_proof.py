@@ -102,6 +102,21 @@ def test_seeded_bugs_are_refuted_and_replayed(mutation):
     assert v.trace["ir_value"] != v.trace["acc_value"]
 
 
+def test_replay_applies_the_solver_interpretation_inside_summarised_loops():
+    # A counterexample is replayed under the solver's interpretation of the uninterpreted
+    # functions; the PE core's loop summary reads a ProductSum table built from the real body, so
+    # the replay must run that loop instruction by instruction (else a real refutation of a wrong
+    # program fails to replay, or a spurious one passes).
+    from ila.models.flexasr.funcs import PRODUCT_SUM
+    from verify.bmc import replay
+    ps = LP.proof_setup(SMALL)
+    rng = np.random.default_rng(3)
+    data = {d: int(rng.integers(1, 1 << d.width)) for d in ps.data}
+    assert replay(ps, data, {}, {}) is None                      # the proved mapping, real bodies
+    zero = {(a, b): 0 for a in range(256) for b in range(256)}  # ProductSum interpreted as 0
+    assert replay(ps, data, {}, {PRODUCT_SUM: zero}) is not None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mutation", ["weights_of_next_pe", "bias_off_by_one", "output_vector_off_by_one",
                                       "wrong_input_base"])

@@ -51,14 +51,17 @@ def _concrete(commands, rewriter):
 
 def replay(ps: ProofSetup, data_values: dict, init_mems: dict, uf_table: dict) -> tuple[int, int, int] | None:
     """Run both fragments in the simulators on concrete data; return (k, ir value, acc value) of
-    the first differing output, or None when they agree."""
+    the first differing output, or None when they agree. Child loops run instruction by
+    instruction: the solver's interpretation of the uninterpreted functions (``uf_table``) holds
+    for the applications the unrolled fragments make, which loop summaries need not repeat."""
     from ila.expr import bv_const
     from ila.simplify import Rewriter
     val = Rewriter({d: bv_const(x, d.width) for d, x in data_values.items()})
     with overridden_bodies(uf_table):
         outs, reads = [], []
         for side, mems in ((ps.ir, init_mems.get("ir", {})), (ps.acc, init_mems.get("acc", {}))):
-            sim, reads = run_side_concrete(side, _concrete(side.commands, val), {**reset_state(side.ila), **mems})
+            sim, reads = run_side_concrete(side, _concrete(side.commands, val), {**reset_state(side.ila), **mems},
+                                           summaries=False)
             outs.append(sim.memory(side.memory))
         ir_mem, acc_mem = outs
         width = ps.acc.ila.state(ps.acc.memory).sort.data_width

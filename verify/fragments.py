@@ -99,12 +99,15 @@ def execute_setup(ps: ProofSetup) -> Executed:
     return Executed(u_ir, u_acc, ir_out, acc_out)
 
 
-def run_side_concrete(side: Side, commands: list, state: dict):
+def run_side_concrete(side: Side, commands: list, state: dict, *, summaries: bool = True):
     """Run a side's concrete command stream in the simulator from ``state``; return the simulator
     and the reads of its port (arrays of ints), in emitted order. Raises :class:`HangError` at a
-    ``wait_irq`` command whose interrupt state is not 1."""
+    ``wait_irq`` command whose interrupt state is not 1. ``summaries=False`` runs every child loop
+    instruction by instruction (needed under :func:`overridden_bodies`: a loop summary is checked
+    equal to its loop for the functions' own bodies only, and may apply them to other arguments or
+    read tables built from them)."""
     from ila.sim import Simulator
-    sim = Simulator(side.ila, state=state)
+    sim = Simulator(side.ila, state=state, summaries=summaries)
     reads = []
     port = side.port
     for n, c in enumerate(commands):
