@@ -29,6 +29,10 @@ lanes): ``vta_load_<buf>_elem`` (one element of a padded 2D DMA: zero in the pad
 ``vta_gemm_elem`` (one output row: ``acc[d] += inp[s] @ wgt[w].T`` in wrapping int32), and
 ``vta_alu_<op>_elem`` for MIN, MAX, ADD, SHR, MUL with a register or sign-extended immediate
 operand. GEMM and ALU iterate ``for i < iter_out: for j < iter_in: for uop in [bgn, end)``.
+
+The simulator runs each loop through a tensor-level summary (:mod:`ila.models.vta.summaries`,
+registered with ``child.set_summary``), checked bit-exact against the loop by
+``tests/test_vta_summaries.py``; ``Simulator(summaries=False)`` and proofs see the loop.
 """
 from __future__ import annotations
 
@@ -288,6 +292,8 @@ def _build_child(m, cfg, S, mems, dram, op, cy, cx, sram_idx, ci, cj, upc):
             new = store(new, acc_idx * la + lane, r)
         ins.set_update(acc, new)
         advance_loops(ins)
+    from ila.models.vta.summaries import loop_summary     # simulator only: proofs see the loops above
+    child.set_summary(loop_summary(cfg), name="vta_loops")
     return child
 
 
