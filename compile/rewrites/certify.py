@@ -134,3 +134,17 @@ def record(cert: Certificate, path=None) -> dict:
              "covers": ["rewrite-exact-int32", "rewrite-property-float32"], "detail": cert.summary()[:400],
              "date": time.strftime("%Y-%m-%d %H:%M:%S")}
     return ledger.store(entry, path)
+
+
+def recheck(entry: dict, *, timeout: float | None = None) -> dict:
+    """Re-run the certification a ledger entry records (``python -m verify.ledger --recheck``): the
+    rewrite it names, from the project's rules, both checks; the result as :func:`record` writes it.
+    CompileError for an entry naming no rewrite of ``compile.rewrites.rules``."""
+    from compile.rewrites import registry
+    name, module = entry["mapping"].removeprefix("rewrite."), entry.get("module")
+    rules = registry()
+    if not entry["mapping"].startswith("rewrite.") or module != "compile.rewrites.rules" or name not in rules:
+        raise CompileError(f"{entry['mapping']!r} (module {module!r}) names no rewrite of compile.rewrites.rules")
+    cert = certify(rules[name], module, timeout=60.0 if timeout is None else timeout)
+    return {"result": {"refuted": "counterexample"}.get(cert.result, cert.result), "seconds": cert.seconds,
+            "detail": cert.summary()[:400]}
