@@ -132,3 +132,147 @@ def test_concurrent_recorders_lose_nothing(tmp_path):
     assert all(p.wait() == 0 for p in procs)
     scopes = {e["scope"] for e in ledger.load(path)}
     assert scopes == {f"old{k}" for k in range(6)} | {f"w{i}-{k}" for i in range(6) for k in range(5)}
+
+
+# ----------------------------------------------------------------------------- the two layers
+def _entry(scope="2x16", result="proved", digest=None, **kw):
+    return {"mapping": "flexasr.maxpool", "digest": digest or ledger.digest(M, "bmc"), "method": "bmc",
+            "checker": "verify.bmc", "scope": scope, "solver": "z3", "seconds": 1.0, "result": result,
+            "covers": [], "detail": "", "date": "2026-01-01 00:00:00", **kw}
+
+
+@pytest.fixture
+def layered(tmp_path, monkeypatch):
+    """A user's ledger (not yet written) over a base layer holding two current proofs."""
+    user, base = tmp_path / "user" / "l.json", tmp_path / "base.json"
+    base.write_text(json.dumps([_entry("2x16"), _entry("4x16")]))
+    monkeypatch.setenv("D2A_LEDGER", str(user))
+    monkeypatch.setenv("D2A_LEDGER_BASE", str(base))
+    return user, base
+
+
+def test_readers_see_the_base_layer_under_the_users_ledger(layered):
+    user, base = layered
+    assert [e["scope"] for e in ledger.certified("flexasr.maxpool")] == ["2x16", "4x16"]
+    assert ledger.certificates("flexasr.maxpool", "4x16")[0]["scope"] == "4x16"
+    assert not user.exists()                                   # reading creates nothing
+    # the user's entry of the same key and digest hides the base one (a refutation recorded by the user)
+    ledger.record(M, Unknown("bmc", "z3", 1.0, reason="x"), scope="2x16")      # never over a proved (base) one
+    assert not user.exists()
+    ledger.store(_entry("2x16", result="counterexample"))
+    assert ledger.refutations("flexasr.maxpool", "2x16") and [e["scope"] for e in ledger.certified("flexasr.maxpool")] == ["4x16"]
+    assert [e["scope"] for e in ledger.load(user)] == ["2x16"]               # writes go to the user's file only
+    assert [e["result"] for e in ledger.load(base)] == ["proved", "proved"]
+    # an explicit path is one file, no base layer
+    assert ledger.load(user) == [e for e in ledger.load() if e["scope"] == "2x16"]
+    assert ledger.certified("flexasr.maxpool", path=user) == []
+
+
+def test_a_stale_user_entry_does_not_hide_a_current_base_certificate(layered):
+    user, _ = layered
+    ledger.store(_entry("4x16", result="failed", digest="0" * 16))           # made from other sources
+    assert [e["scope"] for e in ledger.certified("flexasr.maxpool")] == ["2x16", "4x16"]
+    assert ledger.refutations("flexasr.maxpool", "4x16") == []
+
+
+def test_where_the_base_layer_is(monkeypatch, tmp_path):
+    monkeypatch.delenv("D2A_LEDGER_BASE")
+    monkeypatch.setenv("D2A_LEDGER", str(tmp_path / "l.json"))
+    assert ledger.base_path() == ROOT / "paper_results" / "ledger.json" == ledger.committed_path()
+    assert ledger.base_path(tmp_path / "x.json") is None                      # explicit path: one file
+    monkeypatch.setenv("D2A_LEDGER", str(ROOT / "paper_results" / "ledger.json"))
+    assert ledger.base_path() is None                                         # the user's ledger is the committed one
+    monkeypatch.setenv("D2A_LEDGER_BASE", "")
+    monkeypatch.setenv("D2A_LEDGER", str(tmp_path / "l.json"))
+    assert ledger.base_path() is None and ledger.layers() == [("user", tmp_path / "l.json")]
+    monkeypatch.setenv("D2A_LEDGER_BASE", str(tmp_path / "nope.json"))
+    with pytest.raises(ledger.LedgerError, match="D2A_LEDGER_BASE.*nope.json"):
+        ledger.load()
+
+
+def test_the_test_suite_never_touches_the_users_ledger():
+    assert os.environ["D2A_LEDGER_BASE"] == ""
+    assert pathlib.Path(os.environ["D2A_LEDGER"]) != ledger.default_path()
+    assert not str(ledger.ledger_path()).startswith(str(ROOT))
+
+
+# ----------------------------------------------------------------------------- every entry is checked
+@pytest.mark.parametrize("edit, says", [
+    (lambda e: e.pop("digest"), "lacks the field 'digest'"),
+    (lambda e: e.update(seconds="x"), "field 'seconds' must be a finite number"),
+    (lambda e: e.update(result="proven"), "field 'result' must be one of"),
+    (lambda e: e.update(covers="order"), "field 'covers' must be a list of strings"),
+    (lambda e: e.update(mapping=7), "field 'mapping' must be a non-empty string"),
+    (lambda e: e.update(samples=2.5), "field 'samples' must be an integer"),
+    (lambda e: e.update(seconds=True), "field 'seconds'"),
+])
+def test_an_entry_with_a_missing_or_mistyped_field_is_named(tmp_path, edit, says):
+    path = tmp_path / "l.json"
+    entries = [_entry("2x16"), _entry("4x16")]
+    edit(entries[1])
+    text = json.dumps(entries, indent=1)
+    path.write_text(text)
+    with pytest.raises(ledger.LedgerError) as err:
+        ledger.load(path)
+    msg = str(err.value)
+    assert str(path) in msg and "entry [1]" in msg and says in msg and "\n" not in msg, msg
+    with pytest.raises(ledger.LedgerError):                                   # nothing is written next to it
+        ledger.record(M, Proved("bmc", "z3", 1.0, "ok"), scope="8x16", path=path)
+    assert path.read_text() == text
+
+
+def test_a_ledger_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "l.json"
+    path.write_bytes(b'[{"mapping": "\xff"}]')
+    with pytest.raises(ledger.LedgerError, match=r"not UTF-8 text \(byte 0xff at offset 14\)"):
+        ledger.load(path)
+    assert path.read_bytes() == b'[{"mapping": "\xff"}]'
+
+
+def test_a_corrupt_base_layer_is_named_too(layered):
+    _, base = layered
+    base.write_text("[{}]")
+    with pytest.raises(ledger.LedgerError, match=f"{base}: entry \\[0\\] lacks the field 'mapping'"):
+        ledger.certificates("flexasr.maxpool", "2x16")
+
+
+def test_validations_record_their_seed(tmp_path):
+    from verify.simval import run_sim
+    e = ledger.record_validation(M, run_sim(M, shape={"R": 2, "C": 16}, samples=2, seed=3), path=tmp_path / "l.json")
+    assert (e["seed"], e["samples"], e["scope"]) == (3, 2, "2x16")
+    assert ledger.load(tmp_path / "l.json") == [e]
+
+
+# ----------------------------------------------------------------------------- interrupted writes
+_KILLED = """
+import os, sys, time
+from ila.verdict import Proved
+from mappings.registry import get
+from verify import ledger
+def stall(src, dst):
+    print("temporary file written", flush=True)
+    time.sleep(600)
+ledger.os.replace = stall
+ledger.record(get("flexasr.maxpool"), Proved("bmc", "z3", 1.0, "ok"), scope="killed", path=sys.argv[1])
+"""
+
+
+def test_temporary_files_of_a_killed_writer_are_removed_by_the_next_write(tmp_path):
+    path = tmp_path / "l.json"
+    ledger.record(M, Proved("bmc", "z3", 1.0, "ok"), scope="2x16", path=path)
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert proc.stdout.readline().strip() == "temporary file written"
+    finally:
+        proc.kill()                                                            # SIGKILL mid-write
+        proc.wait()
+    left = ledger._tmp_files(path)
+    assert len(left) == 1 and left[0].name.startswith("l.json.") and left[0].read_text().startswith("[")
+    assert [e["scope"] for e in ledger.load(path)] == ["2x16"]                # the ledger is intact
+    ledger.record(M, Proved("bmc", "z3", 1.0, "ok"), scope="4x16", path=path)  # the lock was released by the kill
+    assert ledger._tmp_files(path) == [] and [e["scope"] for e in ledger.load(path)] == ["2x16", "4x16"]
+    other = tmp_path / "notes.json.12345678.tmp"                              # another file's: left alone
+    other.write_text("x")
+    ledger.record(M, Proved("bmc", "z3", 1.0, "ok"), scope="8x16", path=path)
+    assert other.exists()
