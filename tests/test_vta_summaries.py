@@ -301,3 +301,80 @@ def test_counterexample_replay_runs_vta_loops_instruction_by_instruction(monkeyp
     assert calls == []
     Simulator(ps.acc.ila).run([{"vta_top_instr_in": V.encode(V.GemmInsn(reset=1))}])
     assert calls                                    # the spy is the one a default simulator calls
+
+
+# ----------------------------------------------------------------------------- the driver's numeric fast paths
+def _pack_paths_agree(arr, width, bug=None) -> bool:
+    """pack_elements (numeric) against pack_element lane by lane, and a _Dram image filled by the
+    numeric path against one filled by the element path (an object array)."""
+    from ila.models.vta import driver
+    slow = [b for v in arr.reshape(-1) for b in driver.pack_element([int(v)], width)]
+    if driver.pack_elements(arr, width, bug=bug).tolist() != slow:
+        return False
+    return True
+
+
+def test_numeric_packing_equals_the_element_path():
+    from ila.models.vta import driver
+    rng = np.random.default_rng(21)
+    for width, dt in ((8, np.int8), (16, np.int16), (32, np.int32), (32, np.uint32)):
+        info = np.iinfo(dt)
+        arr = rng.integers(info.min, int(info.max) + 1, (5, 7), dtype=np.int64)
+        arr.reshape(-1)[:4] = [info.min, info.max, 0, -1 if info.min < 0 else 1]
+        assert _pack_paths_agree(arr.astype(dt), width) and _pack_paths_agree(arr, width)
+    for cfg in (D, SMALL, WIDE):
+        for buf in ("uop", "inp", "wgt", "acc"):
+            w = driver.elem_width(cfg, buf)
+            lo = -(1 << (w - 1)) if buf != "uop" else 0
+            data = rng.integers(lo, lo + (1 << w), (3, cfg.lanes(buf)), dtype=np.int64)
+            fast, slow = driver._Dram(cfg), driver._Dram(cfg)
+            for d in (fast, slow):
+                at = d.alloc(buf, 4) + 1
+                d.terms[at * cfg.elem_bytes(buf) + 1] = "stale"            # a term overwritten both ways
+            fast.put(buf, at, data)
+            slow.put(buf, at, data.astype(object))
+            assert np.array_equal(fast.image, slow.image) and fast.terms == slow.terms == {}
+    x, w = rng.integers(-128, 128, (9, 40)), rng.integers(-128, 128, (20, 40))
+    a, b = dense_program(x, w), dense_program(x.astype(object), w.astype(object))
+    assert np.array_equal(a.dram, b.dram)
+
+
+def test_seeded_bug_in_numeric_packing_is_caught():
+    from ila.models.vta.driver import PACK_BUGS, pack_elements
+    rng = np.random.default_rng(22)
+    arr = rng.integers(-2 ** 31, 2 ** 31, 20)
+    for bug in PACK_BUGS:
+        assert not _pack_paths_agree(arr, 32, bug=bug), bug
+    with pytest.raises(ValueError, match="unknown seeded bug"):
+        pack_elements(arr, 32, bug="nope")
+
+
+def _table_equals_commands(image, upto, bug=None) -> bool:
+    from ila.models.vta.driver import dram_write_commands, dram_write_table
+    return dram_write_table(image, upto, bug=bug).rows() == list(dram_write_commands(image, upto))
+
+
+def test_dram_write_table_equals_the_command_list():
+    from ila.models.vta.driver import run_on_ila
+    rng = np.random.default_rng(23)
+    image = rng.integers(0, 256, 4000, dtype=np.uint8)
+    image[rng.random(4000) < 0.7] = 0                      # many all-zero words (skipped)
+    image[:64] = 0
+    for upto in (0, 1, 7, 8, 9, 1001, 4000, None):
+        assert _table_equals_commands(image, upto), upto
+    x, w = rng.integers(-128, 128, (6, 50)), rng.integers(-128, 128, (21, 50))
+    prog = dense_program(x, w, shift=4, clip=True)
+    fast = run_on_ila(prog)
+    slow = Simulator(build_vta(D))
+    slow.run(program_commands(prog))
+    from ila.sim import _diff_state
+    assert _diff_state(fast, slow) == [] and fast.steps == slow.steps
+
+
+def test_seeded_bug_in_dram_write_table_is_caught():
+    from ila.models.vta.driver import TABLE_BUGS, dram_write_table
+    image = np.random.default_rng(24).integers(0, 256, 200, dtype=np.uint8)
+    for bug in TABLE_BUGS:
+        assert not _table_equals_commands(image, 200, bug=bug), bug
+    with pytest.raises(ValueError, match="unknown seeded bug"):
+        dram_write_table(image, bug="nope")

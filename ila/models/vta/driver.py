@@ -23,6 +23,13 @@ Instructions and micro-ops never depend on tensor data; they are always ints.
 
 Read-back: the driver reads the int8 result from DRAM after the program (:func:`result`); the VTA
 model has no read command, so a read-back is the final DRAM image, not an MMIO read.
+
+**Numeric fast paths** (simulation only; each checked equal to the path above by
+``tests/test_vta_summaries.py``, with a seeded bug that check must catch): integer tensors are
+packed all at once by :func:`pack_elements` (byte for byte :func:`pack_element` of every element),
+and :func:`run_on_ila` sends the DRAM writes as one :class:`~ila.commands.CommandTable`
+(:func:`dram_write_table`, row for row :func:`dram_write_commands`). Tensors holding terms always
+take the element path; :func:`program_commands` (what proofs execute) is unchanged.
 """
 from __future__ import annotations
 
@@ -31,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ila import generic
+from ila.commands import CommandTable
 from ila.expr import Expr
 from ila.sim import Simulator
 from ila.models.vta.model import MEM_STATE, VIR_WR_DRAM, build_vta
@@ -73,6 +81,28 @@ def pack_element(lanes, width: int) -> list:
     return out
 
 
+PACK_BUGS = ("big_endian",)          # seeded bugs of pack_elements, for its differential test
+
+
+def pack_elements(lanes: np.ndarray, width: int, *, bug: str | None = None) -> np.ndarray:
+    """The numeric fast path of :func:`pack_element`: ``lanes`` an integer array (any shape, its
+    lanes in C order, values of either sign), ``width`` 8, 16 or 32; returns the uint8 array of
+    every lane's low ``width`` bits, little-endian two's complement, lane 0 first: the
+    concatenation of :func:`pack_element` over the lanes. ``bug`` (one of :data:`PACK_BUGS`) seeds a
+    deliberate error, to show the differential test catches it."""
+    if bug is not None and bug not in PACK_BUGS:
+        raise ValueError(f"unknown seeded bug {bug!r}; one of {PACK_BUGS}")
+    arr = np.asarray(lanes)
+    if arr.dtype.kind not in "iu":
+        raise VtaIsaError(f"pack_elements needs an integer array, got {arr.dtype}")
+    nb = width // 8
+    words = arr.reshape(-1).astype(np.int64).astype("<u8")       # two's complement, low bytes kept
+    out = words.view(np.uint8).reshape(-1, 8)[:, :nb]
+    if bug == "big_endian":
+        out = out[:, ::-1]
+    return np.ascontiguousarray(out).reshape(-1)
+
+
 def dram_word(parts) -> int | Expr:
     """The 64-bit data of one virtual-memory write from its 8 bytes (ints or 8-bit terms), byte 0
     at the lowest address: the model stores the word little-endian."""
@@ -103,6 +133,18 @@ class _Dram:
         """Write ``data`` (its lanes in C order, a whole number of ``buf`` elements) from element
         ``elem`` on, each element through :func:`pack_element`."""
         lanes, eb = self.cfg.lanes(buf), self.cfg.elem_bytes(buf)
+        arr = np.asarray(data)
+        if arr.dtype.kind in "iu":                 # integers: the numeric fast path (module docstring)
+            if arr.size % lanes:
+                raise VtaIsaError(f"{arr.size} lanes are not a whole number of {buf} elements ({lanes} lanes each)")
+            packed = pack_elements(arr, elem_width(self.cfg, buf))
+            off = elem * eb
+            if off + packed.size > self.image.size:
+                raise VtaIsaError(f"{buf} data at element {elem} runs past the {self.image.size}-byte DRAM image")
+            self.image[off:off + packed.size] = packed
+            for a in [a for a in self.terms if off <= a < off + packed.size]:
+                del self.terms[a]
+            return
         flat = np.asarray(data, dtype=object).reshape(-1)
         if flat.size % lanes:
             raise VtaIsaError(f"{flat.size} lanes are not a whole number of {buf} elements ({lanes} lanes each)")
@@ -311,6 +353,30 @@ def dram_write_commands(image: np.ndarray, upto: int | None = None, terms: dict 
                "vta_vir_mem_data_in": dram_word(parts)}
 
 
+TABLE_BUGS = ("drops_last_word",)    # seeded bugs of dram_write_table, for its differential test
+
+
+def dram_write_table(image: np.ndarray, upto: int | None = None, *, bug: str | None = None) -> CommandTable:
+    """The numeric fast path of :func:`dram_write_commands` (no terms): the same commands, row for
+    row, as a :class:`~ila.commands.CommandTable` (columns ``vta_vir_mem_mode_in``,
+    ``vta_vir_mem_addr_in``, ``vta_vir_mem_data_in``; the 64-bit data little-endian from the
+    image). ``bug`` (one of :data:`TABLE_BUGS`) seeds a deliberate error, to show the
+    differential test catches it."""
+    if bug is not None and bug not in TABLE_BUGS:
+        raise ValueError(f"unknown seeded bug {bug!r}; one of {TABLE_BUGS}")
+    upto = image.size if upto is None else upto
+    n8 = -(-upto // 8)
+    buf = np.zeros(n8 * 8, np.uint8)
+    buf[:upto] = image[:upto]
+    words = buf.view("<u8")
+    idx = np.nonzero(words)[0]
+    if bug == "drops_last_word":
+        idx = idx[:-1]
+    return CommandTable({"vta_vir_mem_mode_in": np.full(idx.size, VIR_WR_DRAM, np.uint8),
+                         "vta_vir_mem_addr_in": (idx * 8).astype(np.uint64),
+                         "vta_vir_mem_data_in": words[idx].astype(np.uint64)})
+
+
 def instruction_commands(prog: VtaProgram) -> list[dict]:
     """One command per instruction, in program order: the encoded 128-bit word."""
     return [{"vta_top_instr_in": encode(insn, prog.cfg)} for insn in prog.insns]
@@ -326,14 +392,16 @@ def program_commands(prog: VtaProgram) -> list[dict]:
 def run_on_ila(prog: VtaProgram, *, via_mmio: bool = True, sim: Simulator | None = None,
                record_trace: bool = False) -> Simulator:
     """Run a program on the VTA ILA simulator: the stream of :func:`program_commands` when
-    ``via_mmio``, else the DRAM image set as state, then the instructions."""
+    ``via_mmio`` (its DRAM writes as the table of :func:`dram_write_table`), else the DRAM image
+    set as state, then the instructions."""
     cfg = prog.cfg
     if prog.terms:
         raise VtaIsaError(f"the program's DRAM image holds {len(prog.terms)} symbolic bytes; it cannot be simulated")
     if sim is None:
         sim = Simulator(build_vta(cfg), record_trace=record_trace)
     if via_mmio:
-        sim.run(program_commands(prog))
+        sim.run(dram_write_table(prog.dram, upto=prog.out_addr))
+        sim.run(instruction_commands(prog))
         return sim
     sim.set_state("vta_dram", prog.dram)
     sim.run(instruction_commands(prog))
@@ -352,5 +420,6 @@ def run_on_fsim(prog: VtaProgram):
 
 
 __all__ = ["VtaProgram", "dense_program", "elementwise_program", "result", "run_on_ila", "run_on_fsim",
-           "dram_write_commands", "instruction_commands", "program_commands", "pack_element", "dram_word",
+           "dram_write_commands", "dram_write_table", "instruction_commands", "program_commands", "pack_element",
+           "pack_elements", "dram_word", "PACK_BUGS", "TABLE_BUGS",
            "weight_tiles", "acc_rows", "elem_width", "MEM_STATE"]
