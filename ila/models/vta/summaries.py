@@ -31,9 +31,9 @@ for u in [uop_bgn, uop_end)`` with ``dst = uop.dst_idx + i*dst_factor_out + j*ds
 * **GEMM** reset (``vta_gemm_reset_elem``): every ``acc[dst]`` row of the nest becomes 0.
 * **GEMM** (``vta_gemm_elem``): ``acc[dst][b*BO + o] += sum_k sext(inp[src][b*BI + k]) *
   sext(wgt[wgt][o*BI + k])`` (``acc_width``-bit wrapping; additions commute, so the nest is one
-  matrix product per distinct uop ``dst_idx`` when the source row depends on ``(u, i)`` and the
-  weight tile on ``(u, j)``, the layout of the driver's dense programs, and batched gathers
-  otherwise).
+  integer matrix product per distinct uop ``dst_idx`` when the source row depends on ``(u, i)``
+  and the weight tile on ``(u, j)``, the layout of the driver's dense programs, and batched
+  gathers otherwise).
 * **ALU** (``vta_alu_<op>_elem``): ``acc[dst] = f(acc[dst], y)`` per lane in program order, ``y``
   the sign-extended 16-bit ``imm`` (``use_imm``) or ``acc[src]``; ``f`` is signed MIN, signed MAX,
   ADD, MUL (wrapping) or SHR (``y >= 0``: arithmetic right shift, all sign bits from ``y >=
@@ -79,6 +79,11 @@ def _signed(a: np.ndarray, w: int) -> np.ndarray:
     """Unsigned ``w``-bit patterns as signed int64."""
     a = a.astype(np.int64)
     return a - ((a >> (w - 1)) & 1) * (1 << w)
+
+
+def _sext32(a: np.ndarray, w: int) -> np.ndarray:
+    """Unsigned ``w``-bit patterns (``w <= 32``) sign-extended to 32-bit patterns (uint32)."""
+    return (_signed(a, w) & M32).astype(np.uint32)
 
 
 def loop_summary(cfg: VtaConfig = DEFAULT_CONFIG, *, bug: str | None = None):
@@ -218,33 +223,36 @@ def loop_summary(cfg: VtaConfig = DEFAULT_CONFIG, *, bug: str | None = None):
         s, w = grid(Sx, sfo, sfi, I, J), grid(Wx, wfo, wfi, I, J)
         if s.size and (int(s.max()) >= inp.shape[0] // li or int(w.max()) >= wgt.shape[0] // lw):
             return None
-        inp3 = _signed(inp[:inp.shape[0] // li * li], cfg.inp_width).reshape(-1, nbat, bi)
-        wgt3 = _signed(wgt[:wgt.shape[0] // lw * lw], cfg.wgt_width).reshape(-1, bo, bi)
-        if bug == "gemm_tile_transposed":
-            wgt3 = wgt3.transpose(0, 2, 1)
-        # exact in float64 when every dot product (of at most U*BI terms) stays below 2**53
-        exact = cfg.inp_width + cfg.wgt_width - 2 + int(np.ceil(np.log2(max(1, D.size * bi)))) < 53
-        dt = np.float64 if exact else np.int64
-        tot = np.zeros((depth, la), np.int64)
+        inp2, wgt2 = inp[:inp.shape[0] // li * li].reshape(-1, li), wgt[:wgt.shape[0] // lw * lw].reshape(-1, lw)
+
+        def tiles(idx):                   # weight tiles [.., out, in], sign-extended to 32 bits
+            t = _sext32(wgt2[idx], cfg.wgt_width).reshape(idx.shape + (bo, bi))
+            return t.swapaxes(-1, -2) if bug == "gemm_tile_transposed" else t
+
+        # products and sums in uint32, which wraps mod 2**32 (acc_width <= 32 divides it), with
+        # einsum's own loops (no threaded BLAS: its thread start-up dominates products this size)
+        tot = np.zeros((depth, la), np.uint32)
         if D.size and sfi == 0 and wfo == 0:
             # source rows depend on (i, u), weight tiles on (j, u): one product per distinct dst_idx
             for dv in np.unique(D):
                 g = np.nonzero(D == dv)[0]
-                X = inp3[s[:, 0][:, g]].astype(dt)                    # (I, G, BATCH, BI)
-                Wt = wgt3[w[0][:, g]].astype(dt)                       # (J, G, BO, BI)
-                X = X.transpose(0, 2, 1, 3).reshape(I * nbat, g.size * bi)
-                Wt = Wt.transpose(0, 2, 1, 3).reshape(J * bo, g.size * bi)
-                C = (X @ Wt.T).reshape(I, nbat, J, bo).transpose(0, 2, 1, 3).reshape(I * J, la)
-                np.add.at(tot, d[:, :, g[0]].ravel(), C.astype(np.int64))
+                X = _sext32(inp2[s[:, 0][:, g]], cfg.inp_width)                  # (I, G, BATCH*BI)
+                X = X.reshape(I, g.size, nbat, bi).transpose(0, 2, 1, 3).reshape(I * nbat, g.size * bi)
+                Wt = tiles(w[0][:, g]).transpose(0, 2, 1, 3).reshape(J * bo, g.size * bi)
+                C = np.einsum("ik,jk->ij", X, Wt, optimize=False)
+                C = C.reshape(I, nbat, J, bo).transpose(0, 2, 1, 3).reshape(I * J, la)
+                np.add.at(tot, d[:, :, g[0]].ravel(), C)
         elif D.size:
             dd, ss, ww = d.ravel(), s.ravel(), w.ravel()
             for k in range(0, dd.size, 4096):
                 sl = slice(k, k + 4096)
-                C = np.einsum("nbk,nok->nbo", inp3[ss[sl]].astype(dt), wgt3[ww[sl]].astype(dt))
-                np.add.at(tot, dd[sl], C.reshape(-1, la).astype(np.int64))
-        new = _signed(acc2, aw) + tot
+                X = _sext32(inp2[ss[sl]], cfg.inp_width).reshape(-1, nbat, bi)
+                C = np.einsum("nbk,nok->nbo", X, tiles(ww[sl]), optimize=False)
+                np.add.at(tot, dd[sl], C.reshape(-1, la))
         if bug == "gemm_saturates":
-            new = np.clip(new, -(1 << (aw - 1)), (1 << (aw - 1)) - 1)
+            new = np.clip(_signed(acc2, aw) + _signed(tot & amask, aw), -(1 << (aw - 1)), (1 << (aw - 1)) - 1)
+        else:
+            new = acc2.astype(np.uint32) + tot
         acc2[...] = (new & amask).astype(acc.dtype)
         finish_nest(S, I)
         return n
