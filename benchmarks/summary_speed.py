@@ -13,6 +13,14 @@ accelerator calls through the drivers (MMIO stream, loop, read-back) both ways:
   summary).
 * HLSCNN conv2d call (``driver.run_job``): the whole MMIO stream on a reused simulator.
 * FlexASR linear call (``driver.run_linear``, 64 -> 64, 16 timesteps), assembler included.
+* VTA loops (``vta_child``: LOAD/STORE DMA, GEMM reset and accumulate, ALU), per unit: the int8
+  dense 64x576x64 with a requantising epilogue (shift 8, clip: ALU SHR, MIN, MAX), each
+  instruction's command (the top-level instruction and its loop) timed alone, summed by unit,
+  after the DRAM image is written.
+* VTA dense calls (``driver.run_on_ila``, the whole MMIO stream: DRAM writes and instructions,
+  as ``mappings.vta.common.run_acc`` runs it): 64x576x64, and 35x650x384, one of the 27 passes of
+  LSTM-WLM's 35x650x10000 ``vta.dense`` (instruction by instruction it runs once, not ``repeat``
+  times: about 6 s).
 
 Times are the best of ``repeat`` runs (seconds per call); every summarised result is checked
 bit-exact against the instruction-level one. Usage: python -m benchmarks.summary_speed [repeat]
@@ -159,6 +167,65 @@ def flexasr_linear(repeat):
          res[False][0], res[True][0], np.array_equal(res[False][1].codes, fast.codes))
 
 
+def _vta_dense(n: int, k: int, m: int, seed: int, **kw):
+    from ila.models.vta.driver import dense_program
+    rng = np.random.default_rng(seed)
+    return dense_program(rng.integers(-128, 128, (n, k)), rng.integers(-128, 128, (m, k)), **kw)
+
+
+VTA_UNITS = {"vta_load_uop": "LOAD UOP DMA", "vta_load_wgt": "LOAD WGT DMA", "vta_load_inp": "LOAD INP DMA",
+             "vta_gemm": "GEMM reset + accumulate", "vta_alu_shr": "ALU SHR (imm)", "vta_alu_min": "ALU MIN (imm)",
+             "vta_alu_max": "ALU MAX (imm)", "vta_store": "STORE DMA"}
+
+
+def vta_units(repeat):
+    """Time per VTA unit (the commands of its instructions, each run alone) in a dense program."""
+    from ila.models.vta.driver import dram_write_table, instruction_commands
+    from ila.models.vta.model import build_vta
+    prog = _vta_dense(64, 576, 64, 4, shift=8, clip=True)
+    cmds = instruction_commands(prog)
+    res = {}
+    for summaries in (False, True):
+        sim = Simulator(build_vta(prog.cfg), summaries=summaries)
+        best: dict = {}
+        for _ in range(repeat if summaries else 1):
+            sim.reset()
+            sim.run(dram_write_table(prog.dram, upto=prog.out_addr))
+            spent: dict = {}
+            for c in cmds:
+                before = sim.child_steps
+                t0 = time.perf_counter()
+                name = sim.step(c)
+                dt = time.perf_counter() - t0
+                t, steps = spent.get(name, (0.0, 0))
+                spent[name] = (t + dt, steps + sim.child_steps - before)
+            best = {k: min(v, best.get(k, v)) for k, v in spent.items()}
+        res[summaries] = (best, sim.memory("vta_acc_mem").copy(), sim.memory("vta_dram").copy())
+    same = all(np.array_equal(a, b) for a, b in zip(res[False][1:], res[True][1:]))
+    for name, label in VTA_UNITS.items():
+        (slow, steps), (fast, _) = res[False][0][name], res[True][0][name]
+        _row(f"VTA {label}, dense 64x576x64 ({steps} steps)", slow, fast, same)
+
+
+def vta_call(repeat, shape):
+    from ila.models.vta.driver import run_on_ila
+    from ila.models.vta.model import build_vta
+    prog = _vta_dense(*shape, 5)
+    res = {}
+    for summaries in (False, True):
+        sim = Simulator(build_vta(prog.cfg), summaries=summaries)
+
+        def call():
+            sim.reset()
+            run_on_ila(prog, sim=sim)
+            return sim.memory("vta_acc_mem").copy(), sim.child_steps
+
+        res[summaries] = _best(call, repeat if summaries else 1)
+    steps = res[False][1][1]
+    _row(f"VTA dense call {shape[0]}x{shape[1]}x{shape[2]}, run_on_ila ({steps} steps)", res[False][0],
+         res[True][0], np.array_equal(res[False][1][0], res[True][1][0]))
+
+
 def main():
     ap = argparse.ArgumentParser(prog="python -m benchmarks.summary_speed", description=__doc__.splitlines()[0])
     ap.add_argument("repeat", nargs="?", type=int, default=3)
@@ -170,6 +237,9 @@ def main():
     flexasr_child_loop(repeat, "Child_GB_Control", "GB-control transfers")
     hlscnn_call(repeat)
     flexasr_linear(repeat)
+    vta_units(repeat)
+    vta_call(repeat, (64, 576, 64))
+    vta_call(repeat, (35, 650, 384))
 
 
 if __name__ == "__main__":
