@@ -2,10 +2,7 @@
 user-error root, so every CLI reports them on one line with exit status 2)."""
 from __future__ import annotations
 
-import json
-import sys
-
-from ila.errors import D2AError
+from ila.errors import D2AError, report  # noqa: F401  (the one printer of user errors, re-exported)
 
 
 class CompileError(D2AError):
@@ -30,14 +27,3 @@ class DynamicShapeError(CompileError):
 
 class TextFormatError(CompileError):
     """Malformed IR text (names the line)."""
-
-
-def report(exc: D2AError, as_json: bool = False) -> int:
-    """Print a user error as one line (``{"error": ...}`` on stdout with ``as_json``, else
-    ``error: ...`` on stderr) and return the CLIs' exit code for user errors, 2."""
-    msg = " ".join(str(exc).split())
-    if as_json:
-        print(json.dumps({"error": msg}))
-    else:
-        print(f"error: {msg}", file=sys.stderr)
-    return 2

@@ -10,6 +10,7 @@ Within the DSL, :class:`IlaError` (a :class:`D2AError`) also names the user's so
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -36,6 +37,18 @@ class D2AError(Exception):
 
 class D2AInternalError(Exception):
     """Root of the toolkit's internal errors (a bug here, not in the user's input)."""
+
+
+def report(exc: BaseException, as_json: bool = False) -> int:
+    """The one printer of user errors for every command-line entry point: the message on one line
+    (``{"error": ...}`` on stdout with ``as_json``, else ``error: ...`` on stderr), whitespace
+    collapsed; returns the exit status for user errors, 2."""
+    msg = " ".join(str(exc).split()) or type(exc).__name__
+    if as_json:
+        print(json.dumps({"error": msg}))
+    else:
+        print(f"error: {msg}", file=sys.stderr)
+    return 2
 
 
 class IlaError(D2AError):

@@ -37,16 +37,57 @@ Mappings never import solvers; ``verify/`` checks them.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping as _MappingABC
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 
 from ila.errors import D2AError
+from ila.models.port import AccProgram  # noqa: F401  (re-exported: what a mapping's code generator returns)
 
 
 class MappingError(D2AError, ValueError):
     """Bad use of a mapping: unknown name, a shape violating a side condition, malformed input."""
+
+
+class Shape(_MappingABC):
+    """A mapping's shape: dimension name -> int, in the mapping's dimension order (``T``, ``I``,
+    ``O`` for flexasr.linear). Frozen and hashable; equal to any mapping with the same items (a plain
+    dict too). ``text`` is its ``16x64x64`` form (values in dimension order)."""
+    __slots__ = ("_items",)
+
+    def __init__(self, items=(), **dims):
+        d = dict(items.items() if isinstance(items, _MappingABC) else items, **dims)
+        self._items = tuple((str(k), int(v)) for k, v in d.items())
+
+    def __getitem__(self, k):
+        for name, v in self._items:
+            if name == k:
+                return v
+        raise KeyError(k)
+
+    def __iter__(self):
+        return (k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._items))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _MappingABC) and dict(self._items) == dict(other.items())
+
+    def __repr__(self) -> str:
+        return "Shape(" + ", ".join(f"{k}={v}" for k, v in self._items) + ")"
+
+    def __reduce__(self):
+        return (Shape, (self._items,))
+
+    @property
+    def text(self) -> str:
+        return "x".join(str(v) for _, v in self._items)
 
 
 @dataclass(frozen=True)
@@ -118,9 +159,17 @@ class Proof:
 @dataclass(frozen=True)
 class Mapping:
     """One IR-accelerator mapping (module docstring). Optional parts are ``None`` when absent:
-    ``ir_fragment(shape) -> IrFragment`` (the compiler-IR ILA fragment), ``codegen(shape, inputs)
-    -> list[dict]`` (the MMIO stream the code generator emits), ``refinement(shape) -> dict``
-    (tensor name -> (IR addresses, accelerator addresses)), ``proof`` (:class:`Proof`)."""
+    ``ir_fragment(shape) -> IrFragment`` (the compiler-IR ILA fragment), ``refinement(shape) ->
+    dict`` (tensor name -> (IR addresses, accelerator addresses)), ``proof`` (:class:`Proof`).
+
+    The code generator is ``program(shape, inputs) -> AccProgram`` (:class:`ila.models.port.AccProgram`):
+    the exact MMIO stream the driver emits for these inputs and the driver's read-back of its reads.
+    ``machine`` names the accelerator's :class:`ila.models.port.MachinePort` (``"module:NAME"``, a
+    literal string, so that the port belongs to the import closure of the mapping's certificates),
+    which executes the stream from the machine's reset state. ``run_accelerator(shape, inputs)`` (the end-to-end runner of ``--method sim|fuzz``)
+    and ``codegen(shape, inputs)`` (the stream as a list of commands) are derived from ``program``
+    when not given. ``mutations`` names the seeded bugs of the mapping's proofs (``"module:function"``
+    returning ``{name: verify.mutations.Mutation}``)."""
     name: str
     ir_pattern: str
     description: str
@@ -130,7 +179,7 @@ class Mapping:
     tolerance: float | Callable[[dict], float]              # see tolerance_at
     random_inputs: Callable[[dict, np.random.Generator], dict]
     reference: Callable[[dict, dict], np.ndarray]
-    run_accelerator: Callable[[dict, dict], np.ndarray]
+    run_accelerator: Callable[[dict, dict], np.ndarray] | None = None
     shape_strategy: Callable[[], Any] | None = None          # hypothesis strategy of valid shapes
     edge_inputs: Callable[[dict, np.random.Generator], list[dict]] | None = None
     data_conditions: tuple[DataCondition, ...] = ()          # checked preconditions on the input data
@@ -142,6 +191,28 @@ class Mapping:
     fuses: str | None = None           # a chain mapping: the fused run of consecutive calls of this mapping
     match_shape: Callable[[dict, dict, tuple], dict | None] | None = None    # see module docstring
     bind_operands: Callable[[dict, list], dict] | None = None              # see module docstring
+    program: Callable[[dict, dict], AccProgram] | None = None             # the code generator
+    machine: str | None = None         # "module:NAME" of the machine port (default from the accelerator)
+    mutations: str | None = None       # "module:function" of the seeded bugs of its proofs
+
+    def __post_init__(self):
+        if self.program is not None:
+            if self.run_accelerator is None:
+                object.__setattr__(self, "run_accelerator", lambda shape, inputs: run_program(self, shape, inputs))
+            if self.codegen is None:
+                object.__setattr__(self, "codegen", lambda shape, inputs: self.program(shape, inputs).command_list())
+        if self.run_accelerator is None:
+            raise MappingError(f"mapping {self.name}: declares neither a code generator (program) nor a runner")
+        if self.program is not None and not self.machine:
+            raise MappingError(f"mapping {self.name}: a code generator needs its machine port (machine='module:PORT')")
+
+    @property
+    def port(self):
+        """The accelerator's :class:`ila.models.port.MachinePort` (``machine``, resolved on use).
+        MappingError when the mapping names none."""
+        if not self.machine:
+            raise MappingError(f"mapping {self.name} names no machine port (machine='module:PORT')")
+        return _resolve(self.machine)
 
     @property
     def accelerator(self) -> str:
@@ -202,25 +273,16 @@ class Mapping:
         return shape
 
 
-RUNNERS = ("random_inputs", "reference", "run_accelerator", "shape_strategy", "edge_inputs", "ir_fragment",
-           "refinement", "match_shape", "bind_operands")
+def run_program(mapping: Mapping, shape, inputs: dict) -> np.ndarray:
+    """Run ``mapping``'s code generator on ``inputs`` and execute the stream on its machine from the
+    reset state (:meth:`ila.models.port.MachinePort.run_program`); the read-back result."""
+    prog = mapping.program(shape, inputs)
+    out, _ = (prog.machine or mapping.port).run_program(prog)
+    return out
 
 
-def mapping_from_module(namespace: dict, **fields) -> Mapping:
-    """A Mapping whose runners (``random_inputs``, ``reference``, ``run_accelerator`` and, if
-    defined, ``shape_strategy``, ``edge_inputs``, ``ir_fragment``, ``refinement``, the operand
-    adapters ``match_shape`` and ``bind_operands``, and ``codegen``
-    from a function ``acc_commands``) are the functions of those names in a mapping module's
-    ``globals()``; the other fields are given."""
-    for name in RUNNERS:
-        if name not in fields and name in namespace:
-            fields[name] = namespace[name]
-    if "codegen" not in fields and "acc_commands" in namespace:
-        fields["codegen"] = namespace["acc_commands"]
-    return Mapping(**fields)
-
-
-def format_shape(shape: dict) -> str:
+def format_shape(shape) -> str:
+    """``16x64x64``: the values of a shape (dict or :class:`Shape`) in its dimension order."""
     return "x".join(str(v) for v in shape.values())
 
 

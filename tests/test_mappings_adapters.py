@@ -83,9 +83,11 @@ def test_every_matchable_mapping_is_covered_and_chains_are_not_matchable():
     assert set(MATCHABLE) == set(BUILD), "add a graph builder for each mapping that declares match_shape"
     for n in names():
         m = get(n)
-        assert (m.match_shape is None) == (m.bind_operands is None), n
         if m.fuses:
             assert m.match_shape is None, f"{n} is a chain mapping: the compiler never matches it"
+            assert m.bind_operands is not None, f"{n}: a fused chain's operand reaches its runner through it"
+        else:
+            assert (m.match_shape is None) == (m.bind_operands is None), n
 
 
 def _small(m):

@@ -92,7 +92,8 @@ def test_the_proof_stream_is_the_emitted_stream_over_symbolic_bytes(name):
     vals, inputs = _random_assignment(name, ps, np.random.default_rng(7))
     rw = Rewriter({d: bv_const(v, d.width) for d, v in vals.items()})
     concrete = [{k: (rw.one(v).payload if isinstance(v, Expr) else v) for k, v in c.items()} for c in ps.acc.commands]
-    assert concrete == m.codegen(shape, inputs)          # the driver's stream for the same data, word for word
+    emitted = [c for c in m.codegen(shape, inputs) if "vta_read_acc" not in c]   # less the host's read-back
+    assert concrete == emitted                           # the driver's stream for the same data, word for word
 
 
 @pytest.mark.parametrize("name", VTA)

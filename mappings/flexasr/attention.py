@@ -89,7 +89,7 @@ import numpy as np
 from ila.models.flexasr import reference as ref
 from ila.models.flexasr import constants as K
 from ila.numerics import adaptivfloat as af
-from mappings.base import DataCondition, SideCondition, mapping_from_module
+from mappings.base import DataCondition, SideCondition, Mapping
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
@@ -250,16 +250,17 @@ def reference(shape: dict, inputs: dict) -> np.ndarray:
     return ref.attention(inputs["enc"], inputs["dec"])
 
 
-def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
-    """The driver's attention with the bias registers of the probabilities and of the output chosen
-    with headroom (``common.out_bias``) from the float32 evaluation on the host: the unit's
-    probabilities exceed the float ones by up to 1/15 (sum_exp truncated to 1/16), and its output
-    conversion saturates a negative overflow to +max."""
-    from ila.models.flexasr.driver import run_attention
+def program(shape: dict, inputs: dict):
+    """The code generator (``driver.attention_parts``) with the bias registers of the probabilities
+    and of the output chosen with headroom (``common.out_bias``) from the float32 evaluation on the
+    host: the unit's probabilities exceed the float ones by up to 1/15 (sum_exp truncated to 1/16),
+    and its output conversion saturates a negative overflow to +max."""
+    from ila.models.flexasr.driver import attention_parts
     enc, dec = inputs["enc"], inputs["dec"]
     s = enc.astype(np.float32) @ dec.astype(np.float32)
     p = np.exp(s - s.max())
-    return run_attention(enc, dec, prob_bias=F.out_bias(p / p.sum()), out_bias=F.out_bias(reference(shape, inputs))).out
+    return attention_parts(enc, dec, prob_bias=F.out_bias(p / p.sum()),
+                           out_bias=F.out_bias(reference(shape, inputs))).program()
 
 
 def h_band(H: int) -> int:
@@ -306,8 +307,8 @@ def bind_operands(shape: dict, operands: list) -> dict:
     return {"dec": np.asarray(dec).reshape(shape["H"]), "enc": enc}
 
 
-MAPPING = mapping_from_module(
-    globals(),
+MAPPING = Mapping(
+    machine="ila.models.flexasr.port:PORT",
     name=NAME,
     ir_pattern="(nn.dense (nn.softmax (nn.dense ?dec ?enc)) (transpose ?enc))",
     description="dot-product attention of one decoder state on the FlexASR GB attention unit; data: a peaked "
@@ -317,4 +318,13 @@ MAPPING = mapping_from_module(
     side_conditions=SIDE_CONDITIONS,
     tolerance=tolerance_for,
     data_conditions=DATA_CONDITIONS + (F.AF_RANGE,),
+    random_inputs=random_inputs,
+    reference=reference,
+    shape_strategy=shape_strategy,
+    edge_inputs=edge_inputs,
+    ir_fragment=ir_fragment,
+    refinement=refinement,
+    match_shape=match_shape,
+    bind_operands=bind_operands,
+    program=program,
 )

@@ -23,7 +23,7 @@ import numpy as np
 from ila.models.flexasr import reference as ref
 from ila.models.flexasr import constants as K
 from ila.numerics import adaptivfloat as af
-from mappings.base import DataCondition, SideCondition, mapping_from_module
+from mappings.base import DataCondition, SideCondition, Mapping
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
@@ -106,9 +106,10 @@ DATA_CONDITIONS = (
 )
 
 
-def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
-    from ila.models.flexasr.driver import run_layernorm
-    return run_layernorm(inputs["x"], inputs["gamma"], inputs["beta"], bias_reg=_x_bias(shape, inputs)).out
+def program(shape: dict, inputs: dict):
+    """The code generator (``driver.layernorm_parts``): the emitted stream and its read-back."""
+    from ila.models.flexasr.driver import layernorm_parts
+    return layernorm_parts(inputs["x"], inputs["gamma"], inputs["beta"], bias_reg=_x_bias(shape, inputs)).program()
 
 
 def shape_strategy():
@@ -130,8 +131,8 @@ def bind_operands(shape: dict, operands: list) -> dict:
     return {"x": np.asarray(x).reshape(shape["T"], shape["H"]), "gamma": gamma, "beta": beta}
 
 
-MAPPING = mapping_from_module(
-    globals(),
+MAPPING = Mapping(
+    machine="ila.models.flexasr.port:PORT",
     name=NAME,
     ir_pattern="(nn.layer_norm ?x ?gamma ?beta (axis -1) (epsilon 1e-5))",
     description="per-timestep layer normalisation on the FlexASR GB LayerNorm unit (in place); data: " + DATA_CONDITION,
@@ -140,4 +141,13 @@ MAPPING = mapping_from_module(
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
     data_conditions=DATA_CONDITIONS + (F.AF_RANGE,),
+    random_inputs=random_inputs,
+    reference=reference,
+    shape_strategy=shape_strategy,
+    edge_inputs=edge_inputs,
+    ir_fragment=ir_fragment,
+    refinement=refinement,
+    match_shape=match_shape,
+    bind_operands=bind_operands,
+    program=program,
 )

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from ila.models.flexasr import reference as ref
-from mappings.base import Proof, mapping_from_module
+from mappings.base import Mapping, Proof
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
@@ -86,19 +86,12 @@ def reference(shape: dict, inputs: dict) -> np.ndarray:
     return ref.linear_layer(inputs["x"], inputs["w"], inputs["b"])
 
 
-def _run(shape: dict, inputs: dict):
-    from ila.models.flexasr.driver import run_linear
-    return run_linear(inputs["x"], inputs["w"], inputs["b"], out_bias=F.out_bias(reference(shape, inputs)))
-
-
-def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
-    return _run(shape, inputs).out
-
-
-def acc_commands(shape: dict, inputs: dict) -> list[dict]:
-    """The MMIO command stream the driver emits for these inputs (it runs them once to get it)."""
-    from ila.models.flexasr.isa import fragment_to_mmio
-    return fragment_to_mmio(_run(shape, inputs).fragment)
+def program(shape: dict, inputs: dict):
+    """The code generator: the MMIO stream the driver emits for these inputs (``linear_parts``: the
+    PE weight images, the tiled store of x, the configuration, the start, the read-back of y) and
+    its read-back, the output exponent-bias register chosen with headroom (``common.out_bias``)."""
+    from ila.models.flexasr.driver import linear_parts
+    return linear_parts(inputs["x"], inputs["w"], inputs["b"], out_bias=F.out_bias(reference(shape, inputs))).program()
 
 
 def shape_strategy():
@@ -121,8 +114,8 @@ def bind_operands(shape: dict, operands: list) -> dict:
     return {"x": np.asarray(x).reshape(shape["T"], shape["I"]), "w": w, "b": b}
 
 
-MAPPING = mapping_from_module(
-    globals(),
+MAPPING = Mapping(
+    machine="ila.models.flexasr.port:PORT",
     name=NAME,
     ir_pattern="(nn.bias_add (nn.dense ?x ?w) ?b)",
     description="linear layer on the FlexASR PEs (AdaptivFloat weights, tiled global buffer)",
@@ -132,4 +125,13 @@ MAPPING = mapping_from_module(
     data_conditions=(F.AF_RANGE,),
     tolerance=TOLERANCE,
     proof=Proof("mappings.flexasr.linear_proof:proof_setup", {"T": 1, "I": 16, "O": 64}),
+    random_inputs=random_inputs,
+    reference=reference,
+    shape_strategy=shape_strategy,
+    edge_inputs=edge_inputs,
+    ir_fragment=ir_fragment,
+    refinement=refinement,
+    match_shape=match_shape,
+    bind_operands=bind_operands,
+    program=program,
 )

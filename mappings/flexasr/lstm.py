@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ila.models.flexasr import reference as ref
-from mappings.base import mapping_from_module
+from mappings.base import Mapping
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
@@ -88,19 +88,12 @@ def reference(shape: dict, inputs: dict) -> np.ndarray:
     return ref.lstm_layer(inputs["x"], inputs["w_ih"], inputs["w_hh"], inputs["b"])
 
 
-def _run(shape: dict, inputs: dict):
-    from ila.models.flexasr.driver import run_lstm
-    return run_lstm(inputs["x"], inputs["w_ih"], inputs["w_hh"], inputs["b"],
-                    out_bias=F.out_bias(reference(shape, inputs)))
-
-
-def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
-    return _run(shape, inputs).out
-
-
-def acc_commands(shape: dict, inputs: dict) -> list[dict]:
-    from ila.models.flexasr.isa import fragment_to_mmio
-    return fragment_to_mmio(_run(shape, inputs).fragment)
+def program(shape: dict, inputs: dict):
+    """The code generator (``driver.lstm_parts``): the emitted stream and its read-back, the output
+    exponent-bias register chosen with headroom from the float32 host evaluation."""
+    from ila.models.flexasr.driver import lstm_parts
+    return lstm_parts(inputs["x"], inputs["w_ih"], inputs["w_hh"], inputs["b"],
+                      out_bias=F.out_bias(reference(shape, inputs))).program()
 
 
 def shape_strategy():
@@ -129,8 +122,8 @@ def bind_operands(shape: dict, operands: list) -> dict:
             "w_hh": np.asarray(w_hh).reshape(4 * H, H), "b": np.asarray(b).reshape(4 * H)}
 
 
-MAPPING = mapping_from_module(
-    globals(),
+MAPPING = Mapping(
+    machine="ila.models.flexasr.port:PORT",
     name=NAME,
     ir_pattern="(lstm_layer ?x ?w_ih ?w_hh ?b)",
     description="one LSTM layer on the FlexASR PEs (gates on the PE activation units)",
@@ -139,4 +132,13 @@ MAPPING = mapping_from_module(
     side_conditions=SIDE_CONDITIONS,
     data_conditions=(F.AF_RANGE,),
     tolerance=TOLERANCE,
+    random_inputs=random_inputs,
+    reference=reference,
+    shape_strategy=shape_strategy,
+    edge_inputs=edge_inputs,
+    ir_fragment=ir_fragment,
+    refinement=refinement,
+    match_shape=match_shape,
+    bind_operands=bind_operands,
+    program=program,
 )

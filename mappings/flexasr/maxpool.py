@@ -195,12 +195,12 @@ def proof_setup(shape: dict, *, numerics: str = "uf", op: str = "max"):
                       covers=("codegen-bytes", "order", "model-loops", "read-back"))
 
 
-def acc_commands(shape: dict, inputs: dict) -> list[dict]:
-    """The MMIO stream the code generator emits for input ``x`` [R, C] (float32, quantised to
-    AdaptivFloat codes as the driver does)."""
-    from ila.numerics import adaptivfloat as af
-    codes, _ = af.quantize(np.asarray(inputs["x"], np.float32))
-    return emitted_stream(shape["R"], shape["C"], codes, "max")
+def program(shape: dict, inputs: dict):
+    """The code generator (``driver.pool_parts``, mode max): input ``x`` [R, C] quantised to
+    AdaptivFloat codes (bias register from its range), the stream :func:`emitted_stream` builds
+    through the element path (``canonical``), and the read-back."""
+    from ila.models.flexasr.driver import pool_parts
+    return pool_parts(inputs["x"], 1, "max").program()
 
 
 # ----------------------------------------------------------------------------- simulation
@@ -227,11 +227,6 @@ def reference(shape: dict, inputs: dict) -> np.ndarray:
     return ref.maxpool(inputs["x"])
 
 
-def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
-    from ila.models.flexasr.driver import run_pool
-    return run_pool(inputs["x"], "max").out
-
-
 def shape_strategy():
     from hypothesis import strategies as st
     return st.builds(lambda r, v: {"R": 2 * r, "C": 16 * v}, st.integers(1, 20), st.integers(1, 4))
@@ -253,6 +248,7 @@ def bind_operands(shape: dict, operands: list) -> dict:
 
 
 MAPPING = Mapping(
+    machine="ila.models.flexasr.port:PORT",
     name=NAME,
     ir_pattern="(nn.max_pool2d ?x (pool_size 2 1) (strides 2 1))",
     description="temporal max pooling on FlexASR LayerReduce (in place, tiled global buffer)",
@@ -263,10 +259,9 @@ MAPPING = Mapping(
     tolerance=0.0,
     random_inputs=random_inputs,
     reference=reference,
-    run_accelerator=run_accelerator,
+    program=program,
     shape_strategy=shape_strategy,
     edge_inputs=edge_inputs,
-    codegen=acc_commands,
     refinement=refinement,
     match_shape=match_shape,
     bind_operands=bind_operands,

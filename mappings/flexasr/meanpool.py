@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ila.models.flexasr import reference as ref
-from mappings.base import Proof, mapping_from_module
+from mappings.base import Proof, Mapping
 from mappings.common import IrFragment
 from mappings.flexasr import common as F
 from mappings.flexasr.maxpool import SIDE_CONDITIONS as POOL_CONDITIONS
@@ -58,15 +58,10 @@ def reference(shape: dict, inputs: dict) -> np.ndarray:
     return ref.meanpool(inputs["x"])
 
 
-def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
-    from ila.models.flexasr.driver import run_pool
-    return run_pool(inputs["x"], "mean").out
-
-
-def acc_commands(shape: dict, inputs: dict) -> list[dict]:
-    from ila.models.flexasr.isa import fragment_to_mmio
-    from ila.models.flexasr.driver import run_pool
-    return fragment_to_mmio(run_pool(inputs["x"], "mean").fragment)
+def program(shape: dict, inputs: dict):
+    """The code generator (``driver.pool_parts``, mode mean): the emitted stream and its read-back."""
+    from ila.models.flexasr.driver import pool_parts
+    return pool_parts(inputs["x"], 1, "mean").program()
 
 
 def match_shape(attrs: dict, shapes: dict, out_shape: tuple) -> dict | None:
@@ -88,8 +83,8 @@ def shape_strategy():
     return st.builds(lambda r, v: {"R": 2 * r, "C": 16 * v}, st.integers(1, 20), st.integers(1, 4))
 
 
-MAPPING = mapping_from_module(
-    globals(),
+MAPPING = Mapping(
+    machine="ila.models.flexasr.port:PORT",
     name=NAME,
     ir_pattern="(nn.avg_pool2d ?x (pool_size 2 1) (strides 2 1))",
     description="temporal mean pooling on FlexASR LayerReduce (in place, tiled global buffer)",
@@ -104,4 +99,13 @@ MAPPING = mapping_from_module(
                 {"R": 16, "C": 64},
                 chc_spec="mappings.flexasr.layer_reduce_chc:mean_chc_spec",
                 cex_shapes=({"R": 4, "C": 32}, {"R": 32, "C": 32})),
+    random_inputs=random_inputs,
+    reference=reference,
+    shape_strategy=shape_strategy,
+    edge_inputs=edge_inputs,
+    ir_fragment=ir_fragment,
+    refinement=refinement,
+    match_shape=match_shape,
+    bind_operands=bind_operands,
+    program=program,
 )

@@ -83,14 +83,14 @@ def chain_mapping(op: str) -> Mapping:
             out = single.reference({"R": out.shape[0], "C": out.shape[1]}, {"x": out})
         return out
 
-    def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
-        from ila.models.flexasr.driver import run_pool_chain
-        return run_pool_chain(inputs["x"], shape["L"], op).out
+    def program(shape: dict, inputs: dict):
+        """The code generator (``driver.pool_parts`` with L pools): one store, the L pools, one load."""
+        from ila.models.flexasr.driver import pool_parts
+        return pool_parts(inputs["x"], shape["L"], op).program()
 
-    def acc_commands(shape: dict, inputs: dict) -> list[dict]:
-        from ila.numerics import adaptivfloat as af
-        codes, _ = af.quantize(np.asarray(inputs["x"], np.float32))
-        return P.emitted_stream(shape["R"], shape["C"], codes, op, shape["L"])
+    def bind_operands(shape: dict, operands: list) -> dict:
+        """The chain's one operand (the first pool's input x[1, 1, R, C]) as the [R, C] matrix."""
+        return {"x": np.asarray(operands[0]).reshape(shape["R"], shape["C"])}
 
     def shape_strategy():
         from hypothesis import strategies as st
@@ -112,11 +112,12 @@ def chain_mapping(op: str) -> Mapping:
         tolerance=0.0 if op == "max" else (lambda shape: MEAN_TOLERANCE[shape["L"]]),
         random_inputs=single.random_inputs,
         reference=reference,
-        run_accelerator=run_accelerator,
+        program=program,
+        machine="ila.models.flexasr.port:PORT",
+        bind_operands=bind_operands,
         shape_strategy=shape_strategy,
         edge_inputs=single.edge_inputs,
         ir_fragment=ir_fragment,
-        codegen=acc_commands,
         refinement=refinement,
         proof=Proof(bmc_setup, {"R": 32, "C": 64, "L": 2}),
         fuses=f"flexasr.{op}pool",

@@ -138,19 +138,23 @@ def bind_operands(shape: dict, operands: list) -> dict:
 def make(bits: int) -> Mapping:
     name = "hlscnn.conv2d" if bits == 16 else "hlscnn.conv2d_w8"
 
-    def run_accelerator(shape, inputs):
-        from ila.models.hlscnn.model import build_hlscnn
-        from ila.models.hlscnn.driver import prepare_conv2d, run_job
+    def program(shape, inputs):
+        """The code generator (``driver.prepare_conv2d``): the emitted stream (SoC-memory images,
+        weight pull, registers, trigger, scratchpad-1 reads) and its read-back (the ACT outputs as
+        float32 [1, OH, OW, O]); ``canonical`` builds the same stream through the element path the
+        proofs run (``conv2d_program`` on object arrays); ``hints`` name the weight-pull range."""
+        from ila.models.hlscnn import driver as hd
+        from ila.models.port import AccProgram
         from ila.numerics.fixed_point import ACT
-        from mappings.common import fresh_simulator
-        job = prepare_conv2d(inputs["x"], inputs["w"], stride=shape["S"], weight_bits=bits)
-        raw, _ = run_job(job, sim=fresh_simulator(build_hlscnn(bits, 32, 4)))
-        return ACT.to_float(raw)
+        job = hd.prepare_conv2d(inputs["x"], inputs["w"], stride=shape["S"], weight_bits=bits)
 
-    def acc_commands(shape, inputs):
-        from ila.models.hlscnn.driver import prepare_conv2d
-        job = prepare_conv2d(inputs["x"], inputs["w"], stride=shape["S"], weight_bits=bits)
-        return job.commands + job.read_commands
+        def canonical():
+            j = hd.conv2d_program(job.x_raw.astype(object), job.w_raw.astype(object), stride=job.stride,
+                                  weight_bits=bits, bias_raw=job.bias_raw, has_bias=job.has_bias, relu=job.relu)
+            return j.commands + j.read_commands
+        return AccProgram(job.commands + job.read_commands,
+                          lambda reads: ACT.to_float(np.asarray(hd.readback(job, reads), np.int64))[None],
+                          canonical=canonical, hints={"pull": job.pull})
 
     def shape_strategy():
         from hypothesis import strategies as st
@@ -177,10 +181,11 @@ def make(bits: int) -> Mapping:
         tolerance=TOLERANCE[bits],
         random_inputs=random_inputs,
         reference=reference,
-        run_accelerator=run_accelerator,
+        program=program,
+        machine="ila.models.hlscnn.port:PORT" if bits == 16 else "ila.models.hlscnn.port:PORT_W8",
         shape_strategy=shape_strategy,
         edge_inputs=edge_inputs,
-        ir_fragment=ir_fragment, codegen=acc_commands, refinement=refinement,
+        ir_fragment=ir_fragment, refinement=refinement,
         # BMC over abstract arithmetic (C = 1): mappings.hlscnn.conv2d_proof (named, not imported)
         proof=Proof(f"mappings.hlscnn.conv2d_proof:proof_setup{'' if bits == 16 else '_w8'}",
                     {"H": 3, "W": 3, "C": 1, "O": 2, "K": 2, "S": 1}),

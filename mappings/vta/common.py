@@ -58,6 +58,30 @@ def commands(prog) -> list[dict]:
     return driver.program_commands(prog)
 
 
+def acc_program(prog, entries):
+    """One invocation (:class:`ila.models.port.AccProgram`): the stream the driver emits for a
+    generated program (:func:`commands`), then the driver's read-back of the accumulator rows that
+    hold ``entries`` (flat accumulator SRAM entries, an int array in the IR result's order and
+    shape; each row read once, in increasing order: ``{"vta_read_acc": row}``). The read-back
+    returns the int32 values at ``entries`` (int64 array of ``entries``' shape)."""
+    from ila.models.port import AccProgram
+    lanes = prog.cfg.lanes("acc")
+    entries = np.asarray(entries, dtype=np.int64)
+    rows = np.unique(entries // lanes)
+    where = np.searchsorted(rows, entries // lanes) * lanes + entries % lanes
+
+    def readback(reads):
+        if len(reads) != len(rows):
+            from mappings.base import MappingError
+            raise MappingError(f"VTA read-back: {len(reads)} accumulator rows read, the program reads {len(rows)}")
+        flat = np.concatenate([np.asarray(r, np.int64) for r in reads]) if len(rows) else np.zeros(0, np.int64)
+        return flat[where]
+    from ila.models.vta.isa import DEFAULT_CONFIG
+    from ila.models.vta.port import port_for
+    return AccProgram(commands(prog) + [{"vta_read_acc": int(r)} for r in rows], readback,
+                      machine=None if prog.cfg == DEFAULT_CONFIG else port_for(prog.cfg))
+
+
 def int8_data(shape, rng):
     return rng.integers(-128, 128, shape).astype(np.int64)
 

@@ -10,7 +10,7 @@ Numerics (the host side of the driver, as FlexASR's driver quantises to AdaptivF
 * quantisation (:func:`quantize`), separately for x and for w: symmetric per-tensor int8, scale
   ``s = max|t| / 127`` (float64; 1 for an all-zero tensor), codes ``clip(rint(t / s), -127, 127)``
   (round half to even; -128 is never used);
-* the int8 x int8 -> int32 GEMM on the VTA ILA (:func:`int_product`): the program of
+* the int8 x int8 -> int32 GEMM on the VTA ILA (:func:`int_program`): the program of
   ``ila.models.vta.driver.dense_program``, which vta.gemm proves bit-exact for all data at its
   shapes, its int32 result read from the accumulator SRAM at vta.gemm's declared output map
   (``mappings.vta.gemm.acc_index``, exactly as vta.gemm reads it). No wrap-around:
@@ -34,8 +34,8 @@ Every pass satisfies vta.gemm's side conditions (so it is vta.gemm's proved prog
 shape, and the pass's operands and result sit at vta.gemm's refinement map for that shape). K is
 not tiled: each output sums all of K in one pass in the accumulator, so no int32 partial sums
 are added on the host; the side condition ``ceil(K/16) <= 1024`` (K <= 16384) says so.
-:func:`acc_commands` returns the MMIO streams of all passes, in order: exactly the streams
-:func:`run_accelerator` runs (each on a simulator reset before it).
+:func:`acc_program` returns the MMIO streams of all passes in order, each followed by the read-back
+of its accumulator rows and separated by resets of the machine (each pass runs from reset).
 
 No formal ``Proof`` of its own: the int8 core is vta.gemm's (proved by BMC at its shapes), and the
 host quantisation is numerics measured by simulation (``--method sim|fuzz``). Non-finite data is
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mappings.base import DataCondition, MappingError, SideCondition, mapping_from_module
+from mappings.base import DataCondition, Mapping, MappingError, SideCondition
 from mappings.vta import common as V
 from mappings.vta import gemm as G
 
@@ -140,12 +140,37 @@ def pass_programs(shape: dict, qx: np.ndarray, qw: np.ndarray) -> list:
     return [(r, c, dense_program(qx[r], qw[c], cfg=_cfg())) for r, c in passes(shape)]
 
 
+def int_program(shape: dict, qx: np.ndarray, qw: np.ndarray):
+    """The int8 GEMM ``qx @ qw.T`` as one invocation (:class:`ila.models.port.AccProgram`): the
+    passes in run order, each vta.gemm's stream followed by the read-back of its accumulator rows
+    (vta.gemm's output map), a reset of the machine between passes; the read-back assembles the
+    int64 array [N, M] of int32 values."""
+    from ila.models.port import AccProgram
+    passes = [(r, c, V.acc_program(prog, G.acc_index(pass_shape(shape, r, c))))
+              for r, c, prog in pass_programs(shape, qx, qw)]
+    cmds, counts = [], []
+    for k, (_, _, p) in enumerate(passes):
+        if k:
+            cmds.append({"vta_reset": True})
+        cmds += p.commands
+        counts.append(sum(1 for c in p.commands if "vta_read_acc" in c))
+
+    def readback(reads):
+        out = np.zeros((shape["N"], shape["M"]), np.int64)
+        i = 0
+        for (r, c, p), n in zip(passes, counts):
+            out[r, c] = p.readback(reads[i:i + n])
+            i += n
+        return out
+    return AccProgram(cmds, readback, machine=passes[0][2].machine if passes else None)
+
+
 def int_product(shape: dict, qx: np.ndarray, qw: np.ndarray) -> np.ndarray:
-    """``qx @ qw.T`` (int64 array [N, M] of int32 values) computed pass by pass on the VTA ILA, each
-    pass's result read from the accumulator SRAM at vta.gemm's output map."""
-    out = np.zeros((shape["N"], shape["M"]), np.int64)
-    for r, c, prog in pass_programs(shape, qx, qw):
-        out[r, c] = V.run_acc(prog)[G.acc_index(pass_shape(shape, r, c))]
+    """``qx @ qw.T`` (int64 array [N, M] of int32 values) computed pass by pass on the VTA ILA
+    (:func:`int_program` executed from reset)."""
+    from ila.models.vta.port import PORT
+    prog = int_program(shape, qx, qw)
+    out, _ = (prog.machine or PORT).run_program(prog)
     return out
 
 
@@ -159,16 +184,14 @@ def _operands(shape: dict, inputs: dict) -> tuple:
     return quantize(x, "x"), quantize(w, "w")
 
 
-def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
-    """Quantise, the tiled int8 GEMM on the VTA ILA, dequantise: float32 out[N, M]."""
+def acc_program(shape: dict, inputs: dict):
+    """The code generator: quantise x and w on the host (:func:`quantize`), the tiled int8 GEMM
+    (:func:`int_program`), and a read-back that dequantises the int32 result: float32 out[N, M]."""
+    from ila.models.port import AccProgram
     (qx, sx), (qw, sw) = _operands(shape, inputs)
-    return dequantize(int_product(shape, qx, qw), sx, sw)
-
-
-def acc_commands(shape: dict, inputs: dict) -> list[dict]:
-    """The MMIO streams of the passes, concatenated in run order (each pass runs from reset)."""
-    (qx, _), (qw, _) = _operands(shape, inputs)
-    return [cmd for _, _, prog in pass_programs(shape, qx, qw) for cmd in V.commands(prog)]
+    core = int_program(shape, qx, qw)
+    return AccProgram(core.commands, lambda reads: dequantize(core.readback(reads), sx, sw),
+                      info={"scales": (sx, sw)}, machine=core.machine)
 
 
 def reference(shape: dict, inputs: dict) -> np.ndarray:
@@ -201,8 +224,13 @@ def shape_strategy():
                      st.integers(4, 40))
 
 
-MAPPING = mapping_from_module(
-    globals(),
+MAPPING = Mapping(
+    machine="ila.models.vta.port:PORT",
+    program=acc_program,
+    random_inputs=random_inputs,
+    reference=reference,
+    shape_strategy=shape_strategy,
+    edge_inputs=edge_inputs,
     # the operand adapters are vta.gemm's: the same (nn.dense ?x ?w) operands and shape N, K, M
     match_shape=G.match_shape,
     bind_operands=G.bind_operands,

@@ -109,12 +109,9 @@ def make(op: str) -> Mapping:
         a = np.asarray(inputs["a"], np.int64)
         return wrap_int32(a + np.asarray(inputs["b"], np.int64)) if op == "add" else np.maximum(a, 0)
 
-    def run_accelerator(shape, inputs):
-        return V.run_acc(program(op, shape, inputs))[:shape["n"]].astype(np.int64)
-
-    def acc_commands(shape, inputs):
-        """The MMIO command stream the driver emits for these inputs."""
-        return V.commands(program(op, shape, inputs))
+    def acc_program(shape, inputs):
+        """The code generator: the driver's stream and the read-back of the accumulator rows of out."""
+        return V.acc_program(program(op, shape, inputs), acc_entries(shape))
 
     def proof_setup(shape, *, numerics="exact"):
         """The BMC setup (module docstring): the driver's stream for symbolic int32 operands
@@ -145,11 +142,11 @@ def make(op: str) -> Mapping:
         tolerance=0.0,
         random_inputs=random_inputs,
         reference=reference,
-        run_accelerator=run_accelerator,
+        program=acc_program,
+        machine="ila.models.vta.port:PORT",
         shape_strategy=shape_strategy,
         edge_inputs=edge_inputs,
         ir_fragment=lambda shape: ir_fragment(op, shape),
-        codegen=acc_commands,
         refinement=lambda shape: refinement(op, shape),
         match_shape=lambda attrs, shapes, out: match_shape(op, attrs, shapes, out),
         bind_operands=bind_operands,

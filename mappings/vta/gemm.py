@@ -128,9 +128,10 @@ def reference(shape: dict, inputs: dict) -> np.ndarray:
     return wrap_int32(np.asarray(inputs["x"], np.int64) @ np.asarray(inputs["w"], np.int64).T)
 
 
-def run_accelerator(shape: dict, inputs: dict) -> np.ndarray:
-    acc = V.run_acc(program(shape, inputs))
-    return acc[acc_index(shape)].astype(np.int64)
+def acc_program(shape: dict, inputs: dict):
+    """The code generator: the driver's stream for int8 ``inputs`` and the read-back of the
+    accumulator rows holding out (at :func:`acc_index`)."""
+    return V.acc_program(program(shape, inputs), acc_index(shape))
 
 
 def shape_strategy():
@@ -153,6 +154,7 @@ def bind_operands(shape: dict, operands: list) -> dict:
 
 
 MAPPING = Mapping(
+    machine="ila.models.vta.port:PORT",
     ir_dtype="int32",
     name=NAME,
     ir_pattern="(nn.dense ?x ?w (out_dtype int32))",
@@ -163,11 +165,10 @@ MAPPING = Mapping(
     tolerance=0.0,
     random_inputs=random_inputs,
     reference=reference,
-    run_accelerator=run_accelerator,
+    program=acc_program,
     shape_strategy=shape_strategy,
     edge_inputs=edge_inputs,
     ir_fragment=ir_fragment,
-    codegen=acc_commands,
     refinement=refinement,
     match_shape=match_shape,
     bind_operands=bind_operands,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ila.commands import CommandTable
 from ila.errors import D2AError
 from ila.errors import SimulationError
 from ila.numerics import adaptivfloat as af
@@ -19,8 +20,9 @@ from ila.sim import Simulator
 from ila.models.flexasr import reference as ref
 from ila.models.flexasr import constants as C
 from ila.models.flexasr import programs  # noqa: F401  (registers the expanders)
-from ila.models.flexasr.isa import (ShapeError, _check_hidden, _check_ts, _Alloc, ila_to_fragment, mmio_table,
-                                    tensor_to_ila, tiled_bytes)
+from ila.models.flexasr.isa import (ShapeError, _check_hidden, _check_ts, _Alloc, assemble, ila_to_fragment,
+                                    mmio_table, tensor_to_ila, tiled_bytes)
+from ila.models.port import AccProgram
 
 
 class FlexASRError(D2AError, RuntimeError):
@@ -73,60 +75,79 @@ class Runner:
     def execute(self, cmds, modes=None) -> list[np.ndarray]:
         """Run commands (a list of dicts from :func:`~ila.models.flexasr.isa.fragment_to_mmio`, or a
         :class:`~ila.commands.CommandTable` with its ``modes`` from
-        :func:`~ila.models.flexasr.isa.mmio_table`); return the 16 data bytes of every read. A
-        ``wait_irq`` command ("Q") checks the interrupt. Raises FlexASRError for a command no
-        instruction decodes (an unmapped address, a unit started unconfigured)."""
-        modes = _modes(cmds) if modes is None else modes
-        reads = []
-        sim = self.sim
-        n, total = 0, len(cmds)
-        while n < total:
-            kind = modes[n]
-            if kind == "Q":
-                if sim.state["top_interrupt_request"] != 1:
-                    raise FlexASRError(f"command {n}: waiting for the interrupt, but the operation did not finish")
-                n += 1
-                continue
-            end = n + 1
-            while end < total and modes[end] == kind:
-                end += 1
-            before = sim.steps
-            try:
-                if kind == "R":
-                    _, seen = sim.run(cmds[n:end], observe=READ_DATA)
-                    reads += [np.array(v, dtype=np.uint8) for v in seen]
-                else:
-                    sim.run(cmds[n:end])
-            except SimulationError as e:
-                if "no instruction" in str(e):
-                    self._unmapped(cmds, n + sim.steps - before, e)
-                raise
-            n = end
-        return reads
-
-    @staticmethod
-    def _unmapped(cmds, n: int, e: Exception):
-        cmd = cmds[n]                  # the command no instruction decodes (it did not count)
-        a = cmd.get("addr_in", 0)
-        kind = "write to" if cmd.get("if_axi_wr") else "read from"
-        from ila.models.flexasr.isa import START_ADDR
-        if cmd.get("if_axi_wr") and a in START_ADDR.values():
-            unit = {C.START_GB_CONTROL: "GB control", C.START_LAYER_REDUCE: "LayerReduce",
-                    C.START_LAYER_NORM: "LayerNorm", C.START_ZERO_PADDING: "zero padding",
-                    C.START_ATTENTION: "attention"}.get(a, f"unit at {a:#010x}")
-            raise FlexASRError(f"command {n}: start of the {unit} unit at {a:#010x}, which is not "
-                               f"configured (write its configuration with is_valid = 1 first)") from e
-        raise FlexASRError(f"command {n}: MMIO {kind} unmapped address {a:#010x} "
-                           f"(no FlexASR instruction decodes it)") from e
+        :func:`~ila.models.flexasr.isa.mmio_table`); return the 16 data bytes of every read
+        (:func:`execute`)."""
+        return execute(self.sim, cmds, modes)
 
     def run(self, prog, lib) -> tuple[Program, list[np.ndarray]]:
         """Run tensor assembly ``prog`` over numeric data library ``lib`` (MMIO commands from
-        :func:`~ila.models.flexasr.isa.mmio_table`); return the program and the read data."""
+        :func:`~ila.models.flexasr.isa.mmio_table`) from the reset state, as every program runs;
+        return the program and the read data."""
+        self.sim.reset()
         cmds, modes = mmio_table(prog, lib)
         before = self.sim.child_steps
         reads = self.execute(cmds, modes)
         self.last_child_steps = self.sim.child_steps - before
         return Program(prog, lib), reads
+
+
+def modes_of(cmds) -> list[str] | np.ndarray:
+    """The fragment mode ("W", "R" or "Q") of every command: a list of dicts (``wait_irq`` marks a
+    "Q"), or a CommandTable (a row that neither writes nor reads is a "Q")."""
+    if isinstance(cmds, CommandTable):
+        wr = np.asarray(cmds.columns.get("if_axi_wr", np.zeros(len(cmds), np.int64)))
+        rd = np.asarray(cmds.columns.get("if_axi_rd", np.zeros(len(cmds), np.int64)))
+        return np.where(rd != 0, "R", np.where(wr != 0, "W", "Q"))
+    return _modes(cmds)
+
+
+def execute(sim: Simulator, cmds, modes=None) -> list[np.ndarray]:
+    """Run a FlexASR command stream on ``sim`` (from its current state); return the 16 data bytes of
+    every read, in order. ``modes`` (see :func:`modes_of`, computed when None) groups the commands
+    into runs of writes and reads executed as batches; a ``wait_irq`` command ("Q") checks the
+    interrupt. Raises FlexASRError for a command no instruction decodes (an unmapped address, a
+    unit started unconfigured) or a wait on an interrupt that did not come."""
+    modes = modes_of(cmds) if modes is None else modes
+    reads = []
+    n, total = 0, len(cmds)
+    while n < total:
+        kind = modes[n]
+        if kind == "Q":
+            if sim.state["top_interrupt_request"] != 1:
+                raise FlexASRError(f"command {n}: waiting for the interrupt, but the operation did not finish")
+            n += 1
+            continue
+        end = n + 1
+        while end < total and modes[end] == kind:
+            end += 1
+        before = sim.steps
+        try:
+            if kind == "R":
+                _, seen = sim.run(cmds[n:end], observe=READ_DATA)
+                reads += [np.array(v, dtype=np.uint8) for v in seen]
+            else:
+                sim.run(cmds[n:end])
+        except SimulationError as e:
+            if "no instruction" in str(e):
+                _unmapped(cmds, n + sim.steps - before, e)
+            raise
+        n = end
+    return reads
+
+
+def _unmapped(cmds, n: int, e: Exception):
+    cmd = cmds[n]                  # the command no instruction decodes (it did not count)
+    a = cmd.get("addr_in", 0)
+    kind = "write to" if cmd.get("if_axi_wr") else "read from"
+    from ila.models.flexasr.isa import START_ADDR
+    if cmd.get("if_axi_wr") and a in START_ADDR.values():
+        unit = {C.START_GB_CONTROL: "GB control", C.START_LAYER_REDUCE: "LayerReduce",
+                C.START_LAYER_NORM: "LayerNorm", C.START_ZERO_PADDING: "zero padding",
+                C.START_ATTENTION: "attention"}.get(a, f"unit at {a:#010x}")
+        raise FlexASRError(f"command {n}: start of the {unit} unit at {a:#010x}, which is not "
+                           f"configured (write its configuration with is_valid = 1 first)") from e
+    raise FlexASRError(f"command {n}: MMIO {kind} unmapped address {a:#010x} "
+                       f"(no FlexASR instruction decodes it)") from e
 
 
 _RUNNER: Runner | None = None
@@ -173,6 +194,47 @@ def _readback(reads, T, nv):
 def _finish(r: Runner, program: Program, reads, T, nv, br, inputs, clamped: bool = False) -> Result:
     codes = _readback(reads, T, nv)
     return Result(af.dequantize(codes, br), codes, br, program, inputs, r.last_child_steps, clamped)
+
+
+@dataclass
+class Parts:
+    """One FlexASR operation as its driver builds it: tensor assembly ``prog`` over the data library
+    ``lib`` (uint8 codes), and what its read-back needs: the result's ``T`` timesteps and ``nv``
+    vectors (of the last ``load_act``), its exponent-bias register ``bias_reg``, the quantised
+    ``inputs`` (name -> (codes, bias register)), whether an input's register was ``clamped``, and
+    for operations whose result is not one ``load_act`` a custom ``out(reads)``."""
+    prog: list
+    lib: dict
+    T: int
+    nv: int
+    bias_reg: int
+    inputs: dict
+    clamped: bool = False
+    out: object = None
+
+    def result(self, reads) -> np.ndarray:
+        """The float32 result from the data of the stream's reads, in order."""
+        if self.out is not None:
+            return self.out(reads)
+        return af.dequantize(_readback(reads, self.T, self.nv), self.bias_reg)
+
+    def program(self) -> AccProgram:
+        """The emitted stream (the vectorised builder :func:`~ila.models.flexasr.isa.mmio_table`) with
+        its read-back; ``canonical`` builds the same stream through the element path the proofs run
+        (tensor assembly -> ILA assembly -> fragment -> commands)."""
+        cmds, _ = mmio_table(self.prog, self.lib)
+        prog, lib = self.prog, self.lib
+        return AccProgram(cmds, self.result, canonical=lambda: assemble(prog, lib)[1],
+                          info={"bias_reg": self.bias_reg, "clamped": self.clamped, "parts": self})
+
+    def run(self, r: "Runner | None" = None) -> Result:
+        """Run on ``r`` (default: the shared runner, from the reset state) and read back."""
+        r = r or runner()
+        program, reads = r.run(self.prog, self.lib)
+        res = _finish(r, program, reads, self.T, self.nv, self.bias_reg, self.inputs, self.clamped)
+        if self.out is not None:
+            res.out = self.out(reads)
+        return res
 
 
 # ----------------------------------------------------------------------------- pooling
@@ -223,24 +285,26 @@ def _pool_operand(x, k: int, mode: str, codes, bias_reg, flags: list):
     return codes, bias_reg, T, H // 16
 
 
+def pool_parts(x, k: int = 1, mode: str = "max", *, codes=None, bias_reg=None) -> Parts:
+    """``k`` temporal max/mean poolings (window (2,1), stride (2,1)) of x[T, H] in one program
+    (:func:`pool_program`, :func:`pool_chain_program`); ``codes``/``bias_reg`` give already-quantised
+    input. ShapeError for shapes the unit cannot take (naming T and k)."""
+    flags: list = []
+    codes, bias_reg, T, nv = _pool_operand(x, k, mode, codes, bias_reg, flags)
+    prog = pool_program(T, nv, mode) if k == 1 else pool_chain_program(T, nv, k, mode)
+    return Parts(prog, {"x": codes}, T >> k, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))
+
+
 def run_pool_chain(x, k: int, mode: str = "max", *, r: Runner | None = None) -> Result:
     """``k`` temporal poolings of x[T, H] in one program (:func:`pool_chain_program`); T must be
     divisible by 2^k. ShapeError otherwise (naming T and k)."""
-    flags: list = []
-    r = r or runner()
-    codes, bias_reg, T, nv = _pool_operand(x, k, mode, None, None, flags)
-    program, reads = r.run(pool_chain_program(T, nv, k, mode), {"x": codes})
-    return _finish(r, program, reads, T >> k, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))
+    return pool_parts(x, k, mode).run(r)
 
 
 def run_pool(x, mode: str = "max", *, codes=None, bias_reg=None, r: Runner | None = None) -> Result:
     """Temporal max/mean pooling, window (2,1) stride (2,1), over x[T, H]. ``codes``/``bias_reg``
     give already-quantised input."""
-    flags: list = []
-    r = r or runner()
-    codes, bias_reg, T, nv = _pool_operand(x, 1, mode, codes, bias_reg, flags)
-    program, reads = r.run(pool_program(T, nv, mode), {"x": codes})
-    return _finish(r, program, reads, T // 2, nv, bias_reg, {"x": (codes, bias_reg)}, any(flags))
+    return pool_parts(x, 1, mode, codes=codes, bias_reg=bias_reg).run(r)
 
 
 # ----------------------------------------------------------------------------- PE operations
@@ -286,10 +350,10 @@ def linear_program(xq, wq, bq, *, bx: int, bw: int, bb: int, out_bias: int, pe_i
     return prog, lib
 
 
-def run_linear(x, w, b=None, *, out_bias=None, r: Runner | None = None) -> Result:
-    """y[T, O] = x[T, I] @ w[O, I].T + b on the PEs."""
+def linear_parts(x, w, b=None, *, out_bias=None) -> Parts:
+    """y[T, O] = x[T, I] @ w[O, I].T + b on the PEs: quantise x, w, b (bias registers from their
+    ranges), the output register from the float32 host evaluation unless ``out_bias`` is given."""
     flags: list = []
-    r = r or runner()
     x, w = np.asarray(x, np.float32), np.asarray(w, np.float32)
     _check_linear(x.shape, w.shape)
     T, O = x.shape[0], w.shape[0]
@@ -299,14 +363,17 @@ def run_linear(x, w, b=None, *, out_bias=None, r: Runner | None = None) -> Resul
     if out_bias is None:
         out_bias, _ = af.choose_bias_reg(ref.linear_layer(x, w, b))
     prog, lib = linear_program(xq, wq, bq, bx=bx, bw=bw, bb=bb, out_bias=out_bias)
-    program, reads = r.run(prog, lib)
-    return _finish(r, program, reads, T, O // 16, out_bias, {"x": (xq, bx), "w": (wq, bw), "b": (bq, bb)}, any(flags))
+    return Parts(prog, lib, T, O // 16, out_bias, {"x": (xq, bx), "w": (wq, bw), "b": (bq, bb)}, any(flags))
 
 
-def run_lstm(x, w_ih, w_hh, b=None, *, out_bias=None, r: Runner | None = None) -> Result:
+def run_linear(x, w, b=None, *, out_bias=None, r: Runner | None = None) -> Result:
+    """y[T, O] = x[T, I] @ w[O, I].T + b on the PEs."""
+    return linear_parts(x, w, b, out_bias=out_bias).run(r)
+
+
+def lstm_parts(x, w_ih, w_hh, b=None, *, out_bias=None) -> Parts:
     """One LSTM layer (PyTorch gate order in the weights, zero initial state) on the PEs."""
     flags: list = []
-    r = r or runner()
     x, w_ih, w_hh = (np.asarray(a, np.float32) for a in (x, w_ih, w_hh))
     T, I = x.shape
     H = w_hh.shape[1]
@@ -334,8 +401,12 @@ def run_lstm(x, w_ih, w_hh, b=None, *, out_bias=None, r: Runner | None = None) -
               "is_bias": int(b is not None), "adpbias_wgt_i": bwi, "adpbias_wgt_h": bwh, "adpbias_inp": bx,
               "adpbias_bias": bb, "adpbias_out": out_bias, "base_in": base_in, "base_out": base_out},
              {"name": "load_act", "num_ts": T, "num_v": H // 16, "base": base_out}]
-    program, reads = r.run(prog, lib)
-    return _finish(r, program, reads, T, H // 16, out_bias, {"x": (xq, bx)}, any(flags))
+    return Parts(prog, lib, T, H // 16, out_bias, {"x": (xq, bx)}, any(flags))
+
+
+def run_lstm(x, w_ih, w_hh, b=None, *, out_bias=None, r: Runner | None = None) -> Result:
+    """One LSTM layer (PyTorch gate order in the weights, zero initial state) on the PEs."""
+    return lstm_parts(x, w_ih, w_hh, b, out_bias=out_bias).run(r)
 
 
 # ----------------------------------------------------------------------------- GB operations
@@ -351,12 +422,11 @@ def _as_2d(x, what: str) -> np.ndarray:
     return x
 
 
-def run_layernorm(x, gamma=None, beta=None, *, bias_reg=None, r: Runner | None = None) -> Result:
+def layernorm_parts(x, gamma=None, beta=None, *, bias_reg=None) -> Parts:
     """LayerNorm of every timestep of x[T, H] over H (y = (x - mean) / std * gamma + beta), in place
     in the GB. The output shares the input's bias register (adpbias_1), so by default it is chosen
     from max |x| and max |reference output| together."""
     flags: list = []
-    r = r or runner()
     x = _as_2d(x, "layernorm")
     T, H = x.shape
     nv = H // 16
@@ -376,19 +446,22 @@ def run_layernorm(x, gamma=None, beta=None, *, bias_reg=None, r: Runner | None =
             {"name": "layernorm", "num_ts": T, "num_v": nv, "base_in": 0, "base_gamma": 0, "base_beta": nv,
              "adpbias_inp": bx, "adpbias_gamma": bg, "adpbias_beta": bb},
             {"name": "load_act", "num_ts": T, "num_v": nv, "base": 0}]
-    program, reads = r.run(prog, lib)
-    return _finish(r, program, reads, T, nv, bx, {"x": (xq, bx), "gamma": (gq, bg), "beta": (betq, bb)}, any(flags))
+    return Parts(prog, lib, T, nv, bx, {"x": (xq, bx), "gamma": (gq, bg), "beta": (betq, bb)}, any(flags))
 
 
-def run_attention(enc, dec, *, out_bias=None, prob_bias=None, r: Runner | None = None) -> Result:
+def run_layernorm(x, gamma=None, beta=None, *, bias_reg=None, r: Runner | None = None) -> Result:
+    """LayerNorm of every timestep of x[T, H] (:func:`layernorm_parts`)."""
+    return layernorm_parts(x, gamma, beta, bias_reg=bias_reg).run(r)
+
+
+def attention_parts(enc, dec, *, out_bias=None, prob_bias=None) -> Parts:
     """out[H] = softmax(enc @ dec) @ enc for enc[T, H], dec[H] on the GB attention unit. T is padded
     with zero encoder rows to a multiple of 16 (the unit works on groups of 16 timesteps; a zero
-    row gets the masked score 0xFC000000 and probability 0). ``Result.out`` has shape [H]; the
-    softmax probabilities read back are in ``Result.inputs["p"]``. The bias registers of the
-    output (``out_bias``) and of the probabilities (``prob_bias``) default to choose_bias_reg of
-    the float32 host evaluation; an argument overrides it."""
+    row gets the masked score 0xFC000000 and probability 0). The result has shape [H]; the
+    softmax probabilities read back are in ``inputs["p"]`` of the :class:`Result`. The bias
+    registers of the output (``out_bias``) and of the probabilities (``prob_bias``) default to
+    choose_bias_reg of the float32 host evaluation; an argument overrides it."""
     flags: list = []
-    r = r or runner()
     enc = _as_2d(enc, "attention")
     dec = np.asarray(dec, np.float32)
     T, H = enc.shape
@@ -413,11 +486,22 @@ def run_attention(enc, dec, *, out_bias=None, prob_bias=None, r: Runner | None =
              "adpbias_enc": be, "adpbias_dec": bd, "adpbias_prob": bp, "adpbias_out": bo},
             {"name": "load_small", "base": 0, "num_bytes": H},
             {"name": "load_small", "base": base_prob, "num_bytes": Tp}]
-    program, reads = r.run(prog, lib)
+    return Parts(prog, lib, 1, nv, bo, {"enc": (eq, be), "dec": (dq, bd), "p": (None, bp)}, any(flags),
+                 out=lambda reads: af.dequantize(np.concatenate(reads[:nv]), bo))
+
+
+def run_attention(enc, dec, *, out_bias=None, prob_bias=None, r: Runner | None = None) -> Result:
+    """The attention unit's out[H] (:func:`attention_parts`); ``Result.inputs["p"]`` holds the
+    probability codes read back."""
+    parts = attention_parts(enc, dec, out_bias=out_bias, prob_bias=prob_bias)
+    r = r or runner()
+    program, reads = r.run(parts.prog, parts.lib)
+    nv, T = parts.nv, np.asarray(enc).shape[0]
     codes = np.concatenate(reads[:nv])
     pcodes = np.concatenate(reads[nv:])[:T]
-    return Result(af.dequantize(codes, bo), codes, bo, program,
-                  {"enc": (eq, be), "dec": (dq, bd), "p": (pcodes, bp)}, r.last_child_steps, any(flags))
+    inputs = dict(parts.inputs, p=(pcodes, parts.inputs["p"][1]))
+    return Result(af.dequantize(codes, parts.bias_reg), codes, parts.bias_reg, program, inputs, r.last_child_steps,
+                  parts.clamped)
 
 
 def run_zero_padding(x, t1: int, t2: int, *, codes=None, bias_reg=None, r: Runner | None = None) -> Result:

@@ -41,8 +41,7 @@ class ShapeError(D2AError, ValueError):
     """A tensor shape or size the FlexASR hardware does not support."""
 
 
-class FragmentError(D2AError, ValueError):
-    """A malformed program fragment (JSON): the message names the entry and the field."""
+from ila.models.port import FragmentError  # noqa: E402,F401  (one error for malformed fragments of any machine)
 
 
 # ----------------------------------------------------------------------------- layout helpers

@@ -1,0 +1,118 @@
+"""VTA's host interface (:class:`ila.models.port.MachinePort`): the VTA ILA's instruction and
+virtual-memory ports, the driver's read-back of the accumulator, and their program fragments.
+
+Simulator commands (the ILA's inputs, ``ila.models.vta.model``): ``{"vta_vir_mem_mode_in": 1,
+"vta_vir_mem_addr_in": A, "vta_vir_mem_data_in": D}`` (8 bytes of DRAM at byte address A, D
+little-endian) and ``{"vta_top_instr_in": W}`` (one 128-bit VTA instruction). Two host commands are
+not inputs of the ILA and are executed by the runner: ``{"vta_read_acc": r}`` reads row r of the
+accumulator SRAM (its ``lanes("acc")`` int32 lanes, lane 0 first: the VTA model has no MMIO read,
+so the driver's read-back observes the SRAM the result sits in, as the proofs do) and
+``{"vta_reset": True}`` returns the machine to its reset state (DRAM zero, SRAMs zero: the next
+pass of a multi-pass program starts as the first did).
+
+Fragment entries: ``{"mode": "M", "addr": "0x<=8 hex digits", "data": "0x<=16 hex digits"}``,
+``{"mode": "I", "data": "0x<=32 hex digits"}``, ``{"mode": "A", "addr": "0x<row>"}``,
+``{"mode": "X"}`` (reset). Default proof numerics: ``exact`` (VTA's int8 x int8 -> int32
+arithmetic is bit-precise in every proof).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ila.models.port import MachinePort, hex_field
+
+
+
+
+def entry_of(cmd: dict) -> dict:
+    if cmd.get("vta_reset"):
+        return {"mode": "X"}
+    if "vta_read_acc" in cmd:
+        return {"mode": "A", "addr": f"0x{int(cmd['vta_read_acc']):X}"}
+    if "vta_vir_mem_mode_in" in cmd:
+        return {"mode": "M", "addr": f"0x{int(cmd['vta_vir_mem_addr_in']):08X}",
+                "data": f"0x{int(cmd['vta_vir_mem_data_in']):016X}"}
+    return {"mode": "I", "data": f"0x{int(cmd['vta_top_instr_in']):032X}"}
+
+
+def command_of(e: dict, k: int) -> dict:
+    from ila.models.vta.model import VIR_WR_DRAM
+    mode = e["mode"]
+    if mode == "X":
+        return {"vta_reset": True}
+    if mode == "A":
+        return {"vta_read_acc": hex_field(e, "addr", k, 8)}
+    if mode == "M":
+        return {"vta_vir_mem_mode_in": VIR_WR_DRAM, "vta_vir_mem_addr_in": hex_field(e, "addr", k, 8),
+                "vta_vir_mem_data_in": hex_field(e, "data", k, 16)}
+    return {"vta_top_instr_in": hex_field(e, "data", k, 32)}
+
+
+def _host(c) -> bool:
+    return "vta_read_acc" in c or bool(c.get("vta_reset"))
+
+
+def _executor(cfg):
+    """The runner of machines of configuration ``cfg`` (its accumulator lanes)."""
+    def execute(sim, commands, hints: dict) -> list:
+        """Run a stream from the simulator's state: ILA commands in batches, host reads of accumulator
+        rows (int32 lanes) and resets between them; the data of every read."""
+        from ila.errors import SimulationError
+        lanes = cfg.lanes("acc")
+        cmds = commands.rows() if hasattr(commands, "rows") else commands
+        reads: list = []
+        i, n = 0, len(cmds)
+        while i < n:
+            c = cmds[i]
+            if "vta_read_acc" in c:
+                acc = sim.memory("vta_acc_mem")
+                r = int(c["vta_read_acc"])
+                if not 0 <= r < acc.shape[0] // lanes:
+                    raise SimulationError(f"command {i}: accumulator row {r} is beyond the {acc.shape[0] // lanes} rows "
+                                          "of the accumulator SRAM")
+                reads.append(acc[r * lanes:(r + 1) * lanes].astype(np.uint32).view(np.int32).copy())
+                i += 1
+                continue
+            if c.get("vta_reset"):
+                sim.reset()
+                i += 1
+                continue
+            j = i + 1
+            while j < n and not _host(cmds[j]):
+                j += 1
+            sim.run(cmds[i:j])
+            i = j
+        return reads
+    return execute
+
+
+_PORTS: dict = {}
+
+
+def port_for(cfg) -> MachinePort:
+    """The port of VTA machines of configuration ``cfg`` (:class:`~ila.models.vta.isa.VtaConfig`:
+    SRAM depths and widths change the instruction fields and the machine), one per configuration."""
+    if cfg not in _PORTS:
+        from ila.models.vta.isa import DEFAULT_CONFIG
+        from ila.models.vta.model import build_vta
+        _PORTS[cfg] = MachinePort(
+            name="vta" if cfg == DEFAULT_CONFIG else f"vta[{cfg}]",
+            build=lambda: build_vta(cfg),
+            entry_of=entry_of,
+            command_of=command_of,
+            is_read=lambda c: "vta_read_acc" in c,
+            read_data=None,          # no MMIO read: the proofs compare the accumulator SRAM (mappings.vta.common)
+            execute=_executor(cfg),
+            proof_numerics="exact",
+            memories=(),
+            modes=("M", "I", "A", "X"),
+        )
+    return _PORTS[cfg]
+
+
+def _default() -> MachinePort:
+    from ila.models.vta.isa import DEFAULT_CONFIG
+    return port_for(DEFAULT_CONFIG)
+
+
+PORT = _default()   # VTA's vta_config.json defaults (ila.models.vta.isa.DEFAULT_CONFIG)
