@@ -349,19 +349,22 @@ def test_seeded_bug_in_numeric_packing_is_caught():
         pack_elements(arr, 32, bug="nope")
 
 
-def _table_equals_commands(image, upto, bug=None) -> bool:
-    from ila.models.vta.driver import dram_write_commands, dram_write_table
-    return dram_write_table(image, upto, bug=bug).rows() == list(dram_write_commands(image, upto))
+def _dram_paths_agree(image, upto, bug=None) -> bool:
+    """The numeric DRAM-write commands (list and table) against the word-by-word path."""
+    from ila.models.vta.driver import _word_commands, dram_write_commands, dram_write_table
+    slow = _word_commands(image, image.size if upto is None else upto, {})
+    return dram_write_commands(image, upto, bug=bug) == slow and dram_write_table(image, upto, bug=bug).rows() == slow
 
 
-def test_dram_write_table_equals_the_command_list():
+def test_dram_write_commands_equal_the_word_by_word_path():
     from ila.models.vta.driver import run_on_ila
     rng = np.random.default_rng(23)
     image = rng.integers(0, 256, 4000, dtype=np.uint8)
     image[rng.random(4000) < 0.7] = 0                      # many all-zero words (skipped)
     image[:64] = 0
+    image[-8:] = 0xFF                                      # a word of all ones (2**64 - 1)
     for upto in (0, 1, 7, 8, 9, 1001, 4000, None):
-        assert _table_equals_commands(image, upto), upto
+        assert _dram_paths_agree(image, upto), upto
     x, w = rng.integers(-128, 128, (6, 50)), rng.integers(-128, 128, (21, 50))
     prog = dense_program(x, w, shift=4, clip=True)
     fast = run_on_ila(prog)
@@ -371,10 +374,71 @@ def test_dram_write_table_equals_the_command_list():
     assert _diff_state(fast, slow) == [] and fast.steps == slow.steps
 
 
-def test_seeded_bug_in_dram_write_table_is_caught():
+def test_seeded_bug_in_dram_write_paths_is_caught():
     from ila.models.vta.driver import TABLE_BUGS, dram_write_table
     image = np.random.default_rng(24).integers(0, 256, 200, dtype=np.uint8)
     for bug in TABLE_BUGS:
-        assert not _table_equals_commands(image, 200, bug=bug), bug
+        assert not _dram_paths_agree(image, 200, bug=bug), bug
     with pytest.raises(ValueError, match="unknown seeded bug"):
         dram_write_table(image, bug="nope")
+
+
+def _runs_agree(cmds, bug=None, min_run=4) -> bool:
+    """Simulator.run of write_runs' pieces in order against Simulator.run of the list: the same
+    instruction names, the same state, the same rows."""
+    from ila.commands import CommandTable
+    from ila.models.vta.driver import write_runs
+    from ila.sim import _diff_state
+    pieces = write_runs(cmds, bug=bug, min_run=min_run)
+    rows = [r for p in pieces for r in (p.rows() if isinstance(p, CommandTable) else p)]
+    a, b = Simulator(build_vta(SMALL)), Simulator(build_vta(SMALL))
+    names = [nm for p in pieces for nm in a.run(p)]
+    return rows == cmds and names == b.run(cmds) and _diff_state(a, b) == []
+
+
+def test_write_runs_run_like_the_command_list():
+    rng = np.random.default_rng(25)
+    from ila.models.vta.driver import instruction_commands
+    cmds = instruction_commands(dense_program(rng.integers(-128, 128, (5, 30)), rng.integers(-128, 128, (9, 30)),
+                                              shift=2, clip=True, cfg=SMALL))
+    writes = [{"vta_vir_mem_mode_in": 1, "vta_vir_mem_addr_in": int(a), "vta_vir_mem_data_in": int(d)}
+              for a, d in zip(rng.integers(0, SMALL.dram_bytes - 8, 40), rng.integers(0, 1 << 64, 40, dtype=np.uint64))]
+    writes[3]["vta_vir_mem_addr_in"] = writes[2]["vta_vir_mem_addr_in"] + 3          # overlapping writes
+    odd = [dict(writes[0], vta_vir_mem_data_in=np.uint64(5)), dict(writes[1], vta_vir_mem_mode_in=True)]
+    stream = writes[:10] + cmds[:3] + writes[10:12] + cmds[3:] + writes[12:] + odd + writes[:5]
+    for min_run in (1, 3, 4, 64):
+        assert _runs_agree(stream, min_run=min_run), min_run
+    from ila.commands import CommandTable
+    from ila.models.vta.driver import write_runs
+    kinds = [type(p) for p in write_runs(stream, min_run=4)]
+    assert kinds.count(CommandTable) == 3                  # the runs of 10, 28 and 5 writes; odd values stay dicts
+    assert not any(isinstance(p, CommandTable) for p in write_runs(stream, min_run=64))
+
+
+def test_seeded_bug_in_write_runs_is_caught():
+    from ila.models.vta.driver import RUN_BUGS, write_runs
+    rng = np.random.default_rng(26)
+    writes = [{"vta_vir_mem_mode_in": 1, "vta_vir_mem_addr_in": 8 * k, "vta_vir_mem_data_in": int(d)}
+              for k, d in enumerate(rng.integers(1, 1 << 63, 20))]
+    for bug in RUN_BUGS:
+        assert not _runs_agree(writes, bug=bug), bug
+    with pytest.raises(ValueError, match="unknown seeded bug"):
+        write_runs(writes, bug="nope")
+
+
+def test_vta_port_runs_streams_like_the_simulator():
+    # the port's runner (write runs as tables, host reads and resets) against plain Simulator runs
+    from ila.models.vta.port import port_for
+    rng = np.random.default_rng(27)
+    p1 = dense_program(rng.integers(-128, 128, (5, 40)), rng.integers(-128, 128, (20, 40)), cfg=SMALL)
+    p2 = dense_program(rng.integers(-128, 128, (3, 24)), rng.integers(-128, 128, (9, 24)), cfg=SMALL)
+    stream = program_commands(p1) + [{"vta_read_acc": 1}, {"vta_reset": True}] + program_commands(p2) + \
+        [{"vta_read_acc": 0}, {"vta_read_acc": 2}]
+    reads = port_for(SMALL).run(stream)
+    expect = []
+    for prog, rows in ((p1, [1]), (p2, [0, 2])):
+        sim = Simulator(build_vta(SMALL))
+        sim.run(program_commands(prog))
+        acc = sim.memory("vta_acc_mem").astype(np.uint32).view(np.int32).reshape(-1, SMALL.lanes("acc"))
+        expect += [acc[r] for r in rows]
+    assert len(reads) == 3 and all(np.array_equal(a, b) for a, b in zip(reads, expect))

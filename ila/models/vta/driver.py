@@ -27,9 +27,12 @@ model has no read command, so a read-back is the final DRAM image, not an MMIO r
 **Numeric fast paths** (simulation only; each checked equal to the path above by
 ``tests/test_vta_summaries.py``, with a seeded bug that check must catch): integer tensors are
 packed all at once by :func:`pack_elements` (byte for byte :func:`pack_element` of every element),
-and :func:`run_on_ila` sends the DRAM writes as one :class:`~ila.commands.CommandTable`
-(:func:`dram_write_table`, row for row :func:`dram_write_commands`). Tensors holding terms always
-take the element path; :func:`program_commands` (what proofs execute) is unchanged.
+the DRAM writes of a program without terms are built from the image's 64-bit words at once
+(:func:`dram_write_commands`, equal to the word-by-word path), :func:`run_on_ila` sends them as one
+:class:`~ila.commands.CommandTable` (:func:`dram_write_table`, row for row the same commands), and
+the VTA port's runner (``ila.models.vta.port``) runs long runs of writes in a stream as tables
+(:func:`write_runs`). Tensors holding terms always take the element path, so the streams proofs
+execute (:func:`program_commands` on symbolic data) are built as before.
 """
 from __future__ import annotations
 
@@ -337,23 +340,52 @@ def result(prog: VtaProgram, dram) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- running
-def dram_write_commands(image: np.ndarray, upto: int | None = None, terms: dict | None = None):
+def dram_write_commands(image: np.ndarray, upto: int | None = None, terms: dict | None = None, *,
+                        bug: str | None = None) -> list[dict]:
     """Virtual-memory write commands (8 bytes each, :func:`dram_word`) that load ``image[:upto]``
     into DRAM, with the bytes of ``terms`` (address -> 8-bit term) in place of the image's,
-    skipping all-zero words (DRAM starts zeroed: the simulator's reset, and a proof's)."""
+    skipping all-zero words (DRAM starts zeroed: the simulator's reset, and a proof's). Without
+    terms the numeric fast path builds them from the image's 64-bit words at once (equal to the
+    word-by-word path, :func:`_word_commands`; ``bug`` as for :func:`dram_write_table`)."""
     upto = image.size if upto is None else upto
     terms = {a: t for a, t in (terms or {}).items() if a < upto}
+    if terms:
+        return _word_commands(image, upto, terms)
+    addr, data = _dram_words(image, upto, bug)
+    return [{"vta_vir_mem_mode_in": VIR_WR_DRAM, "vta_vir_mem_addr_in": a, "vta_vir_mem_data_in": d}
+            for a, d in zip(addr.tolist(), data.tolist())]
+
+
+def _word_commands(image: np.ndarray, upto: int, terms: dict) -> list[dict]:
+    """The word-by-word path of :func:`dram_write_commands` (the packer's :func:`dram_word` of each
+    8 bytes, ints or terms)."""
     n8 = -(-upto // 8)
     buf = np.zeros(n8 * 8, np.uint8)
     buf[:upto] = image[:upto]
     words = set(np.nonzero(buf.view("<u8"))[0].tolist()) | {a // 8 for a in terms}
+    out = []
     for idx in sorted(words):
         parts = [terms.get(8 * idx + b, int(buf[8 * idx + b])) for b in range(8)]
-        yield {"vta_vir_mem_mode_in": VIR_WR_DRAM, "vta_vir_mem_addr_in": idx * 8,
-               "vta_vir_mem_data_in": dram_word(parts)}
+        out.append({"vta_vir_mem_mode_in": VIR_WR_DRAM, "vta_vir_mem_addr_in": idx * 8,
+                    "vta_vir_mem_data_in": dram_word(parts)})
+    return out
 
 
-TABLE_BUGS = ("drops_last_word",)    # seeded bugs of dram_write_table, for its differential test
+TABLE_BUGS = ("drops_last_word",)    # seeded bugs of the numeric DRAM-write paths, for their differential test
+
+
+def _dram_words(image: np.ndarray, upto: int, bug: str | None):
+    """(byte addresses, 64-bit little-endian data) of the non-zero words of ``image[:upto]``."""
+    if bug is not None and bug not in TABLE_BUGS:
+        raise ValueError(f"unknown seeded bug {bug!r}; one of {TABLE_BUGS}")
+    n8 = -(-upto // 8)
+    buf = np.zeros(n8 * 8, np.uint8)
+    buf[:upto] = image[:upto]
+    words = buf.view("<u8")
+    idx = np.nonzero(words)[0]
+    if bug == "drops_last_word":
+        idx = idx[:-1]
+    return (idx * 8).astype(np.uint64), words[idx].astype(np.uint64)
 
 
 def dram_write_table(image: np.ndarray, upto: int | None = None, *, bug: str | None = None) -> CommandTable:
@@ -362,19 +394,50 @@ def dram_write_table(image: np.ndarray, upto: int | None = None, *, bug: str | N
     ``vta_vir_mem_addr_in``, ``vta_vir_mem_data_in``; the 64-bit data little-endian from the
     image). ``bug`` (one of :data:`TABLE_BUGS`) seeds a deliberate error, to show the
     differential test catches it."""
-    if bug is not None and bug not in TABLE_BUGS:
-        raise ValueError(f"unknown seeded bug {bug!r}; one of {TABLE_BUGS}")
     upto = image.size if upto is None else upto
-    n8 = -(-upto // 8)
-    buf = np.zeros(n8 * 8, np.uint8)
-    buf[:upto] = image[:upto]
-    words = buf.view("<u8")
-    idx = np.nonzero(words)[0]
-    if bug == "drops_last_word":
-        idx = idx[:-1]
-    return CommandTable({"vta_vir_mem_mode_in": np.full(idx.size, VIR_WR_DRAM, np.uint8),
-                         "vta_vir_mem_addr_in": (idx * 8).astype(np.uint64),
-                         "vta_vir_mem_data_in": words[idx].astype(np.uint64)})
+    addr, data = _dram_words(image, upto, bug)
+    return CommandTable({"vta_vir_mem_mode_in": np.full(addr.size, VIR_WR_DRAM, np.uint8),
+                         "vta_vir_mem_addr_in": addr, "vta_vir_mem_data_in": data})
+
+
+_WRITE_KEYS = frozenset(("vta_vir_mem_mode_in", "vta_vir_mem_addr_in", "vta_vir_mem_data_in"))
+RUN_BUGS = ("drops_last_write",)     # seeded bugs of write_runs, for its differential test
+
+
+def write_runs(cmds: list, *, bug: str | None = None, min_run: int = 64) -> list:
+    """A stream of simulator commands as pieces to run one after the other: each maximal run of
+    at least ``min_run`` virtual-memory writes (every command exactly the three write inputs, each
+    an int in [0, 2**64)) as a :class:`~ila.commands.CommandTable` holding the same commands row
+    for row, the other commands as lists. ``Simulator.run`` of the pieces in order equals
+    ``Simulator.run(cmds)`` (a table means its rows); the table is the numeric fast path of a
+    DRAM fill. ``bug`` (one of :data:`RUN_BUGS`) seeds a deliberate error, to show the
+    differential test catches it."""
+    if bug is not None and bug not in RUN_BUGS:
+        raise ValueError(f"unknown seeded bug {bug!r}; one of {RUN_BUGS}")
+
+    def is_write(c):
+        return type(c) is dict and c.keys() == _WRITE_KEYS and all(
+            type(v) is int and 0 <= v < 1 << 64 for v in c.values())
+
+    pieces, rest, k, n = [], [], 0, len(cmds)
+    while k < n:
+        j = k
+        while j < n and is_write(cmds[j]):
+            j += 1
+        if j - k >= min_run:
+            if rest:
+                pieces.append(rest)
+                rest = []
+            run = cmds[k:j - 1] if bug == "drops_last_write" else cmds[k:j]
+            pieces.append(CommandTable({key: np.fromiter((c[key] for c in run), np.uint64, len(run))
+                                        for key in sorted(_WRITE_KEYS)}))
+            k = j
+        else:
+            rest.extend(cmds[k:max(j, k + 1)])
+            k = max(j, k + 1)
+    if rest:
+        pieces.append(rest)
+    return pieces
 
 
 def instruction_commands(prog: VtaProgram) -> list[dict]:
@@ -420,6 +483,6 @@ def run_on_fsim(prog: VtaProgram):
 
 
 __all__ = ["VtaProgram", "dense_program", "elementwise_program", "result", "run_on_ila", "run_on_fsim",
-           "dram_write_commands", "dram_write_table", "instruction_commands", "program_commands", "pack_element",
-           "pack_elements", "dram_word", "PACK_BUGS", "TABLE_BUGS",
+           "dram_write_commands", "dram_write_table", "write_runs", "instruction_commands", "program_commands",
+           "pack_element", "pack_elements", "dram_word", "PACK_BUGS", "TABLE_BUGS", "RUN_BUGS",
            "weight_tiles", "acc_rows", "elem_width", "MEM_STATE"]

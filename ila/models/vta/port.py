@@ -58,6 +58,7 @@ def _executor(cfg):
         """Run a stream from the simulator's state: ILA commands in batches, host reads of accumulator
         rows (int32 lanes) and resets between them; the data of every read."""
         from ila.errors import SimulationError
+        from ila.models.vta.driver import write_runs
         lanes = cfg.lanes("acc")
         cmds = commands.rows() if hasattr(commands, "rows") else commands
         reads: list = []
@@ -80,7 +81,8 @@ def _executor(cfg):
             j = i + 1
             while j < n and not _host(cmds[j]):
                 j += 1
-            sim.run(cmds[i:j])
+            for piece in write_runs(cmds[i:j]):        # DRAM fills as command tables (driver.write_runs)
+                sim.run(piece)
             i = j
         return reads
     return execute
