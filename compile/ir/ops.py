@@ -32,16 +32,34 @@ class OpDef:
     attrs: dict = field(default_factory=dict)   # attribute -> default
     shape: Callable[..., Shape] | None = None   # (list of input shapes, attrs) -> output shape
     fn: Callable[..., np.ndarray] | None = None  # (*arrays, **attrs) -> array
+    dtype: Callable[..., str] | None = None     # (list of input dtypes, attrs) -> output dtype; None: promotion
 
 
 OPS: dict[str, OpDef] = {}
 
 
-def _op(name, arity, attrs=None, shape=None):
+def _op(name, arity, attrs=None, shape=None, dtype=None):
     def reg(fn):
-        OPS[name] = OpDef(name, arity, dict(attrs or {}), shape, fn)
+        OPS[name] = OpDef(name, arity, dict(attrs or {}), shape, fn, dtype)
         return fn
     return reg
+
+
+# output dtype rules (OpDef.dtype)
+def _bool(dtypes, attrs):
+    return "bool"
+
+
+def _int64(dtypes, attrs):
+    return "int64"
+
+
+def _first(dtypes, attrs):
+    return dtypes[0]
+
+
+def _attr_dtype(dtypes, attrs):
+    return attrs["dtype"]
 
 
 class _Bad(Exception):
@@ -195,33 +213,105 @@ def _conv_shape(shapes, attrs):
 
 def _windows(x, kh, kw, sh, sw, dh, dw, oh, ow):
     """View of x (N, C, H, W) as (N, C, oh, ow, kh, kw) windows (no copy)."""
-    n, c, _, _ = x.shape
+    return _windows_nd(x, (kh, kw), (sh, sw), (dh, dw), (oh, ow))
+
+
+def _windows_nd(x, kernel, strides, dilation, out):
+    """View of x (N, C, *S) as (N, C, *out, *kernel) windows (no copy): element
+    [n, c, o..., k...] is x[n, c, o*stride + k*dilation] per spatial axis."""
     s = x.strides
+    sp = s[2:]
     return np.lib.stride_tricks.as_strided(
-        x, (n, c, oh, ow, kh, kw), (s[0], s[1], s[2] * sh, s[3] * sw, s[2] * dh, s[3] * dw), writeable=False)
+        x, x.shape[:2] + tuple(out) + tuple(kernel),
+        s[:2] + tuple(a * b for a, b in zip(sp, strides)) + tuple(a * b for a, b in zip(sp, dilation)),
+        writeable=False)
+
+
+def _pads_nd(p, nd):
+    """Padding as (before per axis, after per axis): one value for all, one per axis (symmetric),
+    or 2*nd values (befores then afters, ONNX's order)."""
+    p = tuple(int(v) for v in p)
+    if len(p) == 1:
+        p = p * (2 * nd)
+    elif len(p) == nd:
+        p = p + p
+    _need(len(p) == 2 * nd, f"padding needs 1, {nd} or {2 * nd} values, got {len(p)}")
+    return p[:nd], p[nd:]
+
+
+def _conv_out_sizes(x, w, strides, before, after, dilation):
+    out = tuple((d + b + a - dl * (k - 1) - 1) // s + 1
+                for d, k, s, b, a, dl in zip(x[2:], w[2:], strides, before, after, dilation))
+    _need(all(o > 0 for o in out), "the kernel is larger than the padded input")
+    return out
+
+
+def _conv_core(x, w, strides, before, after, dilation, groups):
+    """N-d cross-correlation (ONNX Conv / Relay nn.conv{1,2,3}d): x[N, C, *S], w[O, C/groups, *K]
+    -> [N, O, *OS]. Im2col into a float64 column array (one strided gather that also converts), one
+    BLAS matrix product per batch of groups (depthwise: a vectorised reduction over the taps), the
+    float64 sums rounded once to the result type."""
+    nd = x.ndim - 2
+    if any(before) or any(after):
+        x = np.pad(x, ((0, 0), (0, 0)) + tuple(zip(before, after)))
+    n, c = x.shape[:2]
+    o, cg = w.shape[:2]
+    kernel = w.shape[2:]
+    out = _conv_out_sizes(x.shape, w.shape, strides, (0,) * nd, (0,) * nd, dilation)
+    win = _windows_nd(x, kernel, strides, dilation, out)          # (N, C, *out, *K)
+    g, og = groups, o // groups
+    kk, length = int(np.prod(kernel, dtype=np.int64)), int(np.prod(out, dtype=np.int64))
+    cols = np.empty((n, g, cg) + tuple(kernel) + tuple(out), np.float64)
+    perm = (0, 1, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + tuple(range(3, 3 + nd))
+    cols[...] = win.reshape((n, g, cg) + tuple(out) + tuple(kernel)).transpose(perm)
+    cols = cols.reshape(n, g, cg * kk, length)
+    wm = w.reshape(g, og, cg * kk).astype(np.float64)
+    if g == 1:
+        res = np.matmul(wm[0], cols[:, 0])[:, None]                # (N, 1, O, L)
+    elif og == 1:
+        res = np.einsum("ngkl,gk->ngl", cols, wm[:, 0])[:, :, None]
+    else:
+        res = np.matmul(wm[None], cols)                            # (N, G, Og, L)
+    return res.reshape((n, o) + tuple(out)).astype(np.result_type(x, w))
 
 
 @_op("nn.conv2d", 2, {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1,
                      "data_layout": "NCHW", "kernel_layout": "OIHW"}, _conv_shape)
 def _conv2d(x, w, strides, padding, dilation, groups, data_layout="NCHW", kernel_layout="OIHW"):
-    """Relay's nn.conv2d in NCHW/OIHW, or NHWC/OHWI (the same arithmetic on transposed views)."""
+    """Relay's nn.conv2d in NCHW/OIHW, or NHWC/OHWI (the same arithmetic on transposed views);
+    :func:`_conv_core` (float64 accumulation rounded once)."""
     if data_layout == "NHWC":
         out = _conv2d(x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2), strides, padding, dilation, groups)
         return np.ascontiguousarray(out.transpose(0, 2, 3, 1))
     t, l, b, r = _pads(padding)
-    xp = np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)))
-    o, cg, kh, kw = w.shape
-    _, _, oh, ow = _conv_shape([x.shape, w.shape], {"strides": strides, "padding": padding, "dilation": dilation,
-                                                    "groups": groups})
-    win = _windows(xp, kh, kw, strides[0], strides[1], dilation[0], dilation[1], oh, ow)
-    n = x.shape[0]
-    og = o // groups
-    out = np.empty((n, o, oh, ow), dtype=np.result_type(x, w))
-    for g in range(groups):                     # im2col per group, one matmul each
-        cols = win[:, g * cg:(g + 1) * cg].transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, cg * kh * kw)
-        res = cols.astype(np.float64) @ w[g * og:(g + 1) * og].reshape(og, -1).T.astype(np.float64)
-        out[:, g * og:(g + 1) * og] = res.reshape(n, oh, ow, og).transpose(0, 3, 1, 2)
-    return out
+    return _conv_core(x, w, tuple(strides), (t, l), (b, r), tuple(dilation), groups)
+
+
+def _convnd_shape(nd, name):
+    def shape(shapes, attrs):
+        x, w = shapes
+        _need(len(x) == nd + 2 and len(w) == nd + 2, f"{name} needs {nd + 2}-D data and weights")
+        g = attrs["groups"]
+        _need(g >= 1 and x[1] == w[1] * g and w[0] % g == 0,
+              f"{x[1]} input channels do not match weight {w} with groups={g}")
+        _need(len(attrs["strides"]) == nd and len(attrs["dilation"]) == nd, f"strides and dilation need {nd} values")
+        before, after = _pads_nd(attrs["padding"], nd)
+        return (x[0], w[0]) + _conv_out_sizes(x, w, attrs["strides"], before, after, attrs["dilation"])
+    return shape
+
+
+def _convnd(nd):
+    def conv(x, w, strides, padding, dilation, groups):
+        before, after = _pads_nd(padding, nd)
+        return _conv_core(x, w, tuple(strides), before, after, tuple(dilation), groups)
+    conv.__doc__ = (f"Relay's nn.conv{nd}d (ONNX Conv with {nd} spatial axes): data [N, C, *S] (NC{'DHW'[3 - nd:]}), "
+                    f"weights [O, C/groups, *K]; padding (befores, afters); float64 accumulation rounded once.")
+    return conv
+
+
+for _nd in (1, 3):
+    _op(f"nn.conv{_nd}d", 2, {"strides": (1,) * _nd, "padding": (0,) * (2 * _nd), "dilation": (1,) * _nd,
+                              "groups": 1}, _convnd_shape(_nd, f"nn.conv{_nd}d"))(_convnd(_nd))
 
 
 def _im2col_shape(shapes, attrs):
@@ -238,7 +328,7 @@ def _im2col(x, kernel_size, strides, padding, dilation):
     """The windows of a convolution as rows: x[N, C, H, W] -> [N*OH*OW, C*KH*KW], row (n, oy, ox)
     holding the window at output (oy, ox) in (c, ky, kx) order (zero padding), so that
     ``nn.conv2d(x, w) = transpose(reshape(nn.dense(im2col(x), reshape(w, [O, C*KH*KW])), [N, OH, OW, O]),
-    (0, 3, 1, 2))`` (groups 1). A pure data-movement operator."""
+    (0, 3, 1, 2))`` (groups 1). A pure data-movement operator (any dtype)."""
     t, l, b, r = _pads(padding)
     xp = np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)))
     kh, kw = kernel_size
@@ -249,51 +339,113 @@ def _im2col(x, kernel_size, strides, padding, dilation):
     return win.transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, c * kh * kw)
 
 
+# pooling (ONNX MaxPool / AveragePool / LpPool semantics: ceil_mode drops a last window that would
+# start in the end padding; average pools divide by the window's elements inside the input, or inside
+# the explicitly padded input with count_include_pad, never counting the ceil-mode overhang)
+def _pool_geometry(in_sp, kernel, strides, before, after, dilation, ceil_mode):
+    """(output sizes, overhang per axis) of a pooling window sweep."""
+    out, extra = [], []
+    for d, k, s, b, a, dl in zip(in_sp, kernel, strides, before, after, dilation):
+        span = d + b + a - dl * (k - 1) - 1
+        o = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (o - 1) * s >= d + b:       # a window must start inside the input or its leading pad
+            o -= 1
+        _need(o > 0, "the window is larger than the padded input")
+        out.append(o)
+        extra.append(max(0, (o - 1) * s + dl * (k - 1) + 1 - (d + b + a)))
+    return tuple(out), tuple(extra)
+
+
+def _taps(xp, kernel, strides, dilation, out):
+    """For every kernel tap, the strided view of xp [N, C, *S] it reads at each output position."""
+    for k in np.ndindex(*kernel):
+        yield xp[(slice(None), slice(None)) + tuple(
+            slice(kk * dl, kk * dl + s * (o - 1) + 1, s) for kk, dl, s, o in zip(k, dilation, strides, out))]
+
+
+def _pool_nd(x, kernel, strides, before, after, dilation, ceil_mode, kind, count_include_pad=False, p=2):
+    """kind 'max' / 'avg' / 'lp' pooling of x[N, C, *S] over windows of ``kernel`` (dilated): one
+    vectorised elementwise pass per kernel tap (sums in float64)."""
+    out, extra = _pool_geometry(x.shape[2:], kernel, strides, before, after, dilation, ceil_mode)
+    spec = ((0, 0), (0, 0)) + tuple((b, a + e) for b, a, e in zip(before, after, extra))
+    if kind == "max":
+        low = -np.inf if x.dtype.kind == "f" else (np.iinfo(x.dtype).min if x.dtype.kind in "iu" else False)
+        xp = np.pad(x, spec, constant_values=low) if any(v for pr in spec for v in pr) else x
+        acc = None
+        for t in _taps(xp, kernel, strides, dilation, out):
+            acc = t.copy() if acc is None else np.maximum(acc, t, out=acc)
+        return acc
+    xp = np.pad(x.astype(np.float64), spec)
+    acc = np.zeros(xp.shape[:2] + tuple(out))
+    for t in _taps(xp, kernel, strides, dilation, out):
+        acc += np.abs(t) ** p if kind == "lp" else t
+    if kind == "lp":
+        return acc ** (1.0 / p)
+    inside = np.ones(x.shape[2:])
+    if count_include_pad:
+        inside = np.pad(inside, tuple(zip(before, after)), constant_values=1.0)
+        inside = np.pad(inside, tuple((0, e) for e in extra))
+    else:
+        inside = np.pad(inside, tuple((b, a + e) for b, a, e in zip(before, after, extra)))
+    cnt = np.zeros(tuple(out))
+    for t in _taps(inside[None, None], kernel, strides, dilation, out):
+        cnt += t[0, 0]
+    return acc / np.maximum(cnt, 1)
+
+
 def _pool_shape(shapes, attrs):
     (x,) = shapes
     _need(len(x) == 4, "2-D pooling needs NCHW data")
-    (ph, pw), (sh, sw) = attrs["pool_size"], attrs["strides"]
     t, l, b, r = _pads(attrs["padding"])
-    rnd = math.ceil if attrs["ceil_mode"] else math.floor
-    oh = int(rnd((x[2] + t + b - ph) / sh)) + 1
-    ow = int(rnd((x[3] + l + r - pw) / sw)) + 1
-    if attrs["ceil_mode"]:                  # a window must start inside the input or its leading pad
-        oh -= (oh - 1) * sh >= x[2] + t
-        ow -= (ow - 1) * sw >= x[3] + l
-    _need(oh > 0 and ow > 0, "the window is larger than the padded input")
-    return (x[0], x[1], oh, ow)
-
-
-def _pool(x, attrs, reduce, pad_value):
-    (ph, pw), (sh, sw) = attrs["pool_size"], attrs["strides"]
-    t, l, b, r = _pads(attrs["padding"])
-    _, _, oh, ow = _pool_shape([x.shape], attrs)
-    extra_h = max(0, (oh - 1) * sh + ph - (x.shape[2] + t + b))
-    extra_w = max(0, (ow - 1) * sw + pw - (x.shape[3] + l + r))
-    xp = np.pad(x, ((0, 0), (0, 0), (t, b + extra_h), (l, r + extra_w)), constant_values=pad_value)
-    return reduce(_windows(xp, ph, pw, sh, sw, 1, 1, oh, ow), axis=(4, 5)), (t, l, b, r, extra_h, extra_w)
+    out, _ = _pool_geometry(x[2:], attrs["pool_size"], attrs["strides"], (t, l), (b, r), (1, 1), attrs["ceil_mode"])
+    return (x[0], x[1]) + out
 
 
 _POOL = {"pool_size": (2, 2), "strides": (1, 1), "padding": (0, 0, 0, 0), "ceil_mode": False}
 
 
 @_op("nn.max_pool2d", 1, dict(_POOL), _pool_shape)
-def _max_pool(x, **attrs):
-    return _pool(x, attrs, np.max, -np.inf)[0].astype(x.dtype)
+def _max_pool(x, pool_size, strides, padding, ceil_mode):
+    t, l, b, r = _pads(padding)
+    return _pool_nd(x, pool_size, strides, (t, l), (b, r), (1, 1), ceil_mode, "max").astype(x.dtype)
 
 
 @_op("nn.avg_pool2d", 1, {**_POOL, "count_include_pad": False}, _pool_shape)
-def _avg_pool(x, **attrs):
-    s, (t, l, b, r, eh, ew) = _pool(x, attrs, np.sum, 0.0)
-    if attrs["count_include_pad"]:          # explicit padding counts, the ceil-mode overhang does not
-        cnt = np.ones((x.shape[2] + t + b, x.shape[3] + l + r), x.dtype)
-    else:
-        cnt = np.pad(np.ones(x.shape[2:], x.dtype), ((t, b), (l, r)))
-    cnt = np.pad(cnt, ((0, eh), (0, ew)))
-    (ph, pw), (sh, sw) = attrs["pool_size"], attrs["strides"]
-    oh, ow = s.shape[2:]
-    c = _windows(cnt[None, None], ph, pw, sh, sw, 1, 1, oh, ow).sum(axis=(4, 5))
-    return (s / np.maximum(c, 1)).astype(x.dtype)
+def _avg_pool(x, pool_size, strides, padding, ceil_mode, count_include_pad):
+    t, l, b, r = _pads(padding)
+    return _pool_nd(x, pool_size, strides, (t, l), (b, r), (1, 1), ceil_mode, "avg",
+                    count_include_pad).astype(x.dtype)
+
+
+def _poolnd_shape(nd, name):
+    def shape(shapes, attrs):
+        (x,) = shapes
+        _need(len(x) == nd + 2, f"{name} needs {nd + 2}-D data")
+        _need(len(attrs["pool_size"]) == nd and len(attrs["strides"]) == nd and len(attrs["dilation"]) == nd,
+              f"pool_size, strides and dilation need {nd} values")
+        before, after = _pads_nd(attrs["padding"], nd)
+        out, _ = _pool_geometry(x[2:], attrs["pool_size"], attrs["strides"], before, after, attrs["dilation"],
+                                attrs["ceil_mode"])
+        return (x[0], x[1]) + out
+    return shape
+
+
+def _poolnd(nd, kind):
+    def pool(x, pool_size, strides, padding, dilation, ceil_mode, count_include_pad=False, p=2):
+        before, after = _pads_nd(padding, nd)
+        return _pool_nd(x, pool_size, strides, before, after, dilation, ceil_mode, kind, count_include_pad,
+                        p).astype(x.dtype)
+    return pool
+
+
+for _nd in (1, 2, 3):
+    _base = {"pool_size": (1,) * _nd, "strides": (1,) * _nd, "padding": (0,) * (2 * _nd), "dilation": (1,) * _nd,
+             "ceil_mode": False}
+    if _nd != 2:              # 2-D: nn.max_pool2d / nn.avg_pool2d above (Relay's attributes, no dilation)
+        _op(f"nn.max_pool{_nd}d", 1, dict(_base), _poolnd_shape(_nd, f"nn.max_pool{_nd}d"))(_poolnd(_nd, "max"))
+        _op(f"nn.avg_pool{_nd}d", 1, {**_base, "count_include_pad": False},
+            _poolnd_shape(_nd, f"nn.avg_pool{_nd}d"))(_poolnd(_nd, "avg"))
+    _op(f"nn.lp_pool{_nd}d", 1, {**_base, "p": 2}, _poolnd_shape(_nd, f"nn.lp_pool{_nd}d"))(_poolnd(_nd, "lp"))
 
 
 @_op("nn.global_avg_pool2d", 1, shape=lambda s, a: (s[0][0], s[0][1], 1, 1))
@@ -469,8 +621,20 @@ def infer(op: str, shapes: list[Shape], attrs: dict, source: str = "") -> Shape:
 
 
 def evaluate(op: str, args: list[np.ndarray], attrs: dict) -> np.ndarray:
-    """The host semantics of ``op`` (numpy)."""
-    return OPS[op].fn(*args, **attrs)
+    """The host semantics of ``op`` (numpy; floating-point exceptions give IEEE results, no warnings)."""
+    with np.errstate(all="ignore"):
+        return OPS[op].fn(*args, **attrs)
+
+
+def result_dtype(op: str, dtypes: list[str], attrs: dict, source: str = "") -> str:
+    """The dtype (numpy name) of ``op``'s result on operands of ``dtypes``: the operator's own rule
+    (comparisons give bool, arg-reductions int64, ``cast`` its ``dtype``, indexing operators their
+    data's type, ...), else numpy's promotion of the operand types (which is what :func:`evaluate`
+    returns)."""
+    d = schema(op, source)
+    if d.dtype is not None:
+        return str(np.dtype(d.dtype(list(dtypes), attrs)))
+    return str(np.result_type(*dtypes)) if dtypes else "float32"
 
 
 # ----------------------------------------------------------------------------- slicing, padding
@@ -541,7 +705,7 @@ def _lstm_shape(shapes, attrs):
 
 
 @_op("nn.lstm", None, {}, _lstm_shape)
-def _lstm(x, w, r, b=None, h0=None, c0=None):
+def _lstm(x, w, r, b=None, h0=None, c0=None, _cell=False):
     """One forward LSTM layer with ONNX's semantics and gate order (i, o, f, c): inputs x[T, B, I],
     weights w[1, 4H, I], recurrence r[1, 4H, H], bias b[1, 8H] (input then recurrence), initial
     states [1, B, H]; returns the sequence output Y[T, 1, B, H] (float64 inside, float32 out)."""
@@ -560,7 +724,7 @@ def _lstm(x, w, r, b=None, h0=None, c0=None):
         c = f * c + i * cc
         h = o * np.tanh(c)
         out[t, 0] = h
-    return out.astype(x.dtype)
+    return (c[None] if _cell else out).astype(x.dtype)
 
 
 def _lstm_layer_shape(shapes, attrs):
@@ -595,3 +759,942 @@ def _lstm_layer(x, w_ih, w_hh, b):
         h = o * np.tanh(c)
         out[t] = h
     return out.astype(np.float32)
+
+
+# ============================================================================= operators added for the ONNX
+# model zoo, written PyTorch models and ONNX's conformance suite. Semantics: the ONNX operator
+# specification (https://onnx.ai/onnx/operators/) of the operator named in each docstring; Relay's
+# operator names where Relay has the operator. Float results keep the input's float type;
+# transcendental and accumulating operators compute in float64 and round once.
+def _keep(f):
+    """Apply ``f`` and keep the first operand's dtype."""
+    def g(x, *rest, **attrs):
+        return np.asarray(f(x, *rest, **attrs)).astype(x.dtype, copy=False)
+    g.__doc__ = f.__doc__
+    return g
+
+
+def _f64(x):
+    return x.astype(np.float64)
+
+
+# ----------------------------------------------------------------------------- elementwise, unary
+_UNARY_MORE = {
+    "log": np.log, "floor": np.floor, "ceil": np.ceil,
+    "round": np.round,                                   # half to even, as ONNX Round
+    "sign": np.sign, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
+    "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "reciprocal": lambda x: np.divide(1, x),
+    "nn.softplus": lambda x: np.logaddexp(0, _f64(x)),
+    "nn.softsign": lambda x: x / (1 + np.abs(x)),
+    "nn.mish": lambda x: _f64(x) * np.tanh(np.logaddexp(0, _f64(x))),
+    "nn.gelu_tanh": lambda x: 0.5 * _f64(x) * (1 + np.tanh(math.sqrt(2 / math.pi) * (_f64(x) + 0.044715 * _f64(x) ** 3))),
+}
+for _name, _f in _UNARY_MORE.items():
+    _op(_name, 1, shape=_same)(_keep(_f))
+_op("bitwise_not", 1, shape=_same)(np.invert)
+_op("logical_not", 1, shape=_same, dtype=_bool)(lambda x: np.logical_not(x))
+_op("isnan", 1, shape=_same, dtype=_bool)(lambda x: np.isnan(x))
+
+
+@_op("isinf", 1, {"detect_positive": True, "detect_negative": True}, _same, _bool)
+def _isinf(x, detect_positive, detect_negative):
+    """ONNX IsInf."""
+    return (np.isposinf(x) & bool(detect_positive)) | (np.isneginf(x) & bool(detect_negative))
+
+
+@_op("nn.leaky_relu", 1, {"alpha": 0.01}, _same)
+@_keep
+def _leaky_relu(x, alpha):
+    """Relay nn.leaky_relu / ONNX LeakyRelu: x if x >= 0 else alpha * x."""
+    return np.where(x >= 0, x, x * np.asarray(alpha, x.dtype))
+
+
+@_op("nn.elu", 1, {"alpha": 1.0}, _same)
+@_keep
+def _elu(x, alpha):
+    """ONNX Elu: x if x > 0 else alpha * (exp(x) - 1)."""
+    return np.where(x > 0, x, alpha * np.expm1(np.minimum(_f64(x), 0)))
+
+
+@_op("nn.celu", 1, {"alpha": 1.0}, _same)
+@_keep
+def _celu(x, alpha):
+    """ONNX Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    return np.maximum(0, _f64(x)) + np.minimum(0, alpha * np.expm1(np.minimum(_f64(x), 0) / alpha))
+
+
+@_op("nn.selu", 1, {"alpha": 1.67326319217681884765625, "gamma": 1.05070102214813232421875}, _same)
+@_keep
+def _selu(x, alpha, gamma):
+    """ONNX Selu: gamma * (x if x > 0 else alpha * (exp(x) - 1))."""
+    return gamma * np.where(x > 0, _f64(x), alpha * np.expm1(np.minimum(_f64(x), 0)))
+
+
+@_op("nn.hardsigmoid", 1, {"alpha": 0.2, "beta": 0.5}, _same)
+@_keep
+def _hardsigmoid(x, alpha, beta):
+    """ONNX HardSigmoid: max(0, min(1, alpha * x + beta))."""
+    return np.clip(alpha * _f64(x) + beta, 0, 1)
+
+
+@_op("nn.thresholded_relu", 1, {"alpha": 1.0}, _same)
+@_keep
+def _thresholded_relu(x, alpha):
+    """ONNX ThresholdedRelu: x if x > alpha else 0."""
+    return np.where(x > alpha, x, 0)
+
+
+@_op("nn.shrink", 1, {"bias": 0.0, "lambd": 0.5}, _same)
+@_keep
+def _shrink(x, bias, lambd):
+    """ONNX Shrink: x + bias if x < -lambd, x - bias if x > lambd, else 0."""
+    xf = _f64(x)
+    return np.where(xf < -lambd, xf + bias, np.where(xf > lambd, xf - bias, 0))
+
+
+# ----------------------------------------------------------------------------- elementwise, binary
+def _cmp(f):
+    return lambda a, b: f(a, b)
+
+
+for _name, _f in {"equal": np.equal, "not_equal": np.not_equal, "less": np.less, "less_equal": np.less_equal,
+                  "greater": np.greater, "greater_equal": np.greater_equal, "logical_and": np.logical_and,
+                  "logical_or": np.logical_or, "logical_xor": np.logical_xor}.items():
+    _op(_name, 2, shape=_broadcast, dtype=_bool)(_cmp(_f))
+for _name, _f in {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+                  "left_shift": np.left_shift, "right_shift": np.right_shift}.items():
+    _op(_name, 2, shape=_broadcast, dtype=_first)(lambda a, b, _f=_f: _f(a, b).astype(a.dtype))
+
+
+@_op("mod", 2, {"fmod": False}, _broadcast)
+def _mod(a, b, fmod):
+    """ONNX Mod: with fmod the remainder takes the dividend's sign (C fmod), otherwise the divisor's
+    (Python %); integer division by zero gives 0."""
+    with np.errstate(all="ignore"):
+        return (np.fmod(a, b) if fmod else np.mod(a, b)).astype(np.result_type(a, b))
+
+
+def _prelu_shape(shapes, attrs):
+    x, s = shapes
+    try:
+        out = tuple(np.broadcast_shapes(tuple(x), tuple(s)))
+    except ValueError:
+        raise _Bad("the slope does not broadcast to the data") from None
+    _need(out == tuple(x), "the slope must broadcast to the data's shape")
+    return tuple(x)
+
+
+@_op("nn.prelu", 2, {}, _prelu_shape)
+def _prelu(x, slope):
+    """ONNX PRelu: x if x >= 0 else slope * x (slope broadcast to x, numpy rules)."""
+    return np.where(x >= 0, x, x * slope).astype(x.dtype)
+
+
+def _where_shape(shapes, attrs):
+    return _broadcast(shapes, attrs)
+
+
+@_op("where", 3, {}, _where_shape, lambda d, a: str(np.result_type(d[1], d[2])))
+def _where(cond, x, y):
+    """Relay where / ONNX Where: x where cond else y (broadcast)."""
+    return np.where(cond.astype(bool), x, y)
+
+
+# ----------------------------------------------------------------------------- reductions
+def _reduce_shape(shapes, attrs):
+    (x,) = shapes
+    axes = _norm_axes(attrs["axis"], len(x))
+    return tuple(1 if k in axes else d for k, d in enumerate(x)) if attrs["keepdims"] else \
+        tuple(d for k, d in enumerate(x) if k not in axes)
+
+
+def _norm_axes(axis, rank):
+    if axis is None:
+        return tuple(range(rank))
+    axes = tuple(int(a) for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
+    _need(all(-rank <= a < rank for a in axes), f"axes {axes} out of range for rank {rank}")
+    return tuple(sorted({a % rank for a in axes}))
+
+
+def _identity_of(kind, dtype):
+    if kind == "max":
+        return -np.inf if dtype.kind == "f" else (np.iinfo(dtype).min if dtype.kind in "iu" else False)
+    return np.inf if dtype.kind == "f" else (np.iinfo(dtype).max if dtype.kind in "iu" else True)
+
+
+def _reducer(kind):
+    def red(x, axis, keepdims):
+        axes = _norm_axes(axis, x.ndim)
+        if kind in ("max", "min"):
+            f = np.max if kind == "max" else np.min
+            return f(x, axis=axes, keepdims=keepdims, initial=_identity_of(kind, x.dtype))
+        if kind == "logsumexp":
+            xf = _f64(x)
+            with np.errstate(all="ignore"):
+                m = np.max(xf, axis=axes, keepdims=True, initial=-np.inf)
+                m = np.where(np.isfinite(m), m, 0)
+                r = np.log(np.sum(np.exp(xf - m), axis=axes, keepdims=True)) + m
+            return (r if keepdims else r.reshape(_reduce_shape([x.shape], {"axis": axes, "keepdims": False})))\
+                .astype(x.dtype)
+        f = {"sum": np.sum, "prod": np.prod}[kind]
+        return f(x, axis=axes, keepdims=keepdims).astype(x.dtype)
+    red.__doc__ = f"Relay {kind} / ONNX Reduce{kind.capitalize()}: over ``axis`` (None: all axes); an empty " \
+                  "reduction gives the operation's identity (max: -inf or the type's minimum)."
+    return red
+
+
+for _k in ("sum", "max", "min", "prod", "logsumexp"):
+    _op(_k, 1, {"axis": None, "keepdims": False}, _reduce_shape)(_reducer(_k))
+
+
+def _arg_shape(shapes, attrs):
+    (x,) = shapes
+    _need(-len(x) <= attrs["axis"] < max(len(x), 1), f"axis {attrs['axis']} out of range")
+    return _reduce_shape(shapes, {"axis": (attrs["axis"],) if x else None, "keepdims": attrs["keepdims"]})
+
+
+def _argext(kind):
+    def f(x, axis, keepdims, select_last_index):
+        """ONNX ArgMax / ArgMin: int64 indices of the first (or last) extreme along ``axis``."""
+        ax = axis % x.ndim
+        g = np.argmax if kind == "max" else np.argmin
+        if select_last_index:
+            r = x.shape[ax] - 1 - g(np.flip(x, ax), axis=ax)
+        else:
+            r = g(x, axis=ax)
+        r = r.astype(np.int64)
+        return np.expand_dims(r, ax) if keepdims else r
+    return f
+
+
+for _k in ("max", "min"):
+    _op(f"arg{_k}", 1, {"axis": 0, "keepdims": True, "select_last_index": False}, _arg_shape, _int64)(_argext(_k))
+
+
+# ----------------------------------------------------------------------------- layout and indexing
+def _broadcast_to_shape(shapes, attrs):
+    try:
+        return tuple(np.broadcast_shapes(tuple(shapes[0]), tuple(attrs["shape"])))
+    except ValueError:
+        raise _Bad(f"cannot broadcast to {tuple(attrs['shape'])}") from None
+
+
+@_op("broadcast_to", 1, {"shape": ()}, _broadcast_to_shape)
+def _broadcast_to(x, shape):
+    """ONNX Expand: x broadcast with ``shape`` (both ways, numpy rules)."""
+    return np.array(np.broadcast_to(x, _broadcast_to_shape([x.shape], {"shape": shape})))
+
+
+def _tile_shape(shapes, attrs):
+    (x,) = shapes
+    _need(len(attrs["reps"]) == len(x) and min(attrs["reps"], default=0) >= 0, "reps need one value >= 0 per axis")
+    return tuple(d * r for d, r in zip(x, attrs["reps"]))
+
+
+@_op("tile", 1, {"reps": ()}, _tile_shape)
+def _tile(x, reps):
+    """Relay tile / ONNX Tile."""
+    return np.tile(x, reps)
+
+
+def _gather_elements_shape(shapes, attrs):
+    data, idx = shapes
+    _need(len(data) == len(idx), "data and indices need the same rank")
+    return tuple(idx)
+
+
+@_op("gather", 2, {"axis": 0}, _gather_elements_shape, _first)
+def _gather_elements(data, idx, axis):
+    """Relay gather / ONNX GatherElements (negative indices count from the end)."""
+    ax = axis % data.ndim
+    idx = idx.astype(np.int64)
+    return np.take_along_axis(data, np.where(idx < 0, idx + data.shape[ax], idx), axis=ax)
+
+
+def _gather_nd_shape(shapes, attrs):
+    data, idx = shapes
+    b = attrs["batch_dims"]
+    _need(len(idx) >= 1 and b + idx[-1] <= len(data), "indices' last axis too long for the data")
+    return tuple(idx[:-1]) + tuple(data[b + idx[-1]:])
+
+
+@_op("gather_nd", 2, {"batch_dims": 0}, _gather_nd_shape, _first)
+def _gather_nd(data, idx, batch_dims):
+    """ONNX GatherND."""
+    idx = idx.astype(np.int64)
+    b = batch_dims
+    bshape = data.shape[:b]
+    nb = int(np.prod(bshape, dtype=np.int64))
+    d = data.reshape((nb,) + data.shape[b:])
+    i = idx.reshape((nb, -1, idx.shape[-1]))
+    k = idx.shape[-1]
+    i = np.where(i < 0, i + np.array(data.shape[b:b + k]), i)
+    out = np.stack([d[j][tuple(i[j].T)] for j in range(nb)])
+    return out.reshape(_gather_nd_shape([data.shape, idx.shape], {"batch_dims": b}))
+
+
+def _scatter_elements_shape(shapes, attrs):
+    data, idx, upd = shapes
+    _need(tuple(idx) == tuple(upd) and len(idx) == len(data), "indices and updates need equal shapes, data's rank")
+    _need(attrs["reduction"] in ("none", "add", "mul", "max", "min"), f"reduction {attrs['reduction']!r}")
+    return tuple(data)
+
+
+_UFUNC = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+@_op("scatter_elements", 3, {"axis": 0, "reduction": "none"}, _scatter_elements_shape, _first)
+def _scatter_elements(data, idx, upd, axis, reduction):
+    """ONNX ScatterElements (reduction none/add/mul/max/min; with none, later updates win)."""
+    out = data.copy()
+    ax = axis % data.ndim
+    idx = idx.astype(np.int64)
+    idx = np.where(idx < 0, idx + data.shape[ax], idx)
+    full = list(np.indices(idx.shape, sparse=True))
+    full[ax] = idx
+    if reduction == "none":
+        out[tuple(full)] = upd
+    else:
+        _UFUNC[reduction].at(out, tuple(np.broadcast_arrays(*full)), upd)
+    return out
+
+
+def _scatter_nd_shape(shapes, attrs):
+    data, idx, upd = shapes
+    _need(tuple(upd) == tuple(idx[:-1]) + tuple(data[idx[-1]:]), "updates' shape must be indices[:-1] + data[k:]")
+    _need(attrs["reduction"] in ("none", "add", "mul", "max", "min"), f"reduction {attrs['reduction']!r}")
+    return tuple(data)
+
+
+@_op("scatter_nd", 3, {"reduction": "none"}, _scatter_nd_shape, _first)
+def _scatter_nd(data, idx, upd, reduction):
+    """ONNX ScatterND."""
+    out = data.copy()
+    idx = idx.astype(np.int64)
+    k = idx.shape[-1]
+    ii = idx.reshape(-1, k)
+    uu = upd.reshape((ii.shape[0],) + data.shape[k:])
+    for j in range(ii.shape[0]):
+        t = tuple(ii[j])
+        out[t] = uu[j] if reduction == "none" else _UFUNC[reduction](out[t], uu[j])
+    return out
+
+
+def _one_hot_shape(shapes, attrs):
+    idx, vals = shapes
+    _need(tuple(vals) == (2,), "values must be [off, on]")
+    r = len(idx) + 1
+    _need(-r <= attrs["axis"] < r, f"axis {attrs['axis']} out of range")
+    ax = attrs["axis"] % r
+    return tuple(idx[:ax]) + (attrs["depth"],) + tuple(idx[ax:])
+
+
+@_op("one_hot", 2, {"depth": 1, "axis": -1}, _one_hot_shape, lambda d, a: d[1])
+def _one_hot(idx, values, depth, axis):
+    """ONNX OneHot: indices (negative ones count from depth) against ``depth`` classes; values
+    [off, on]; indices outside [-depth, depth) give an all-off row."""
+    i = idx.astype(np.int64)
+    i = np.where(i < 0, i + depth, i)
+    r = idx.ndim + 1
+    ax = axis % r
+    cls = np.arange(depth).reshape((depth,) + (1,) * (r - ax - 1))
+    hot = np.expand_dims(i, ax) == cls
+    return np.where(hot, values[1], values[0]).astype(values.dtype)
+
+
+@_op("trilu", 1, {"k": 0, "upper": True}, lambda s, a: _need(len(s[0]) >= 2, "trilu needs rank >= 2") or tuple(s[0]))
+def _trilu(x, k, upper):
+    """Relay trilu / ONNX Trilu: keep the upper (or lower) triangle of the last two axes from diagonal k."""
+    return np.triu(x, k) if upper else np.tril(x, k)
+
+
+def _cum(f):
+    def cum(x, axis, exclusive, reverse):
+        """ONNX CumSum / CumProd along ``axis`` (exclusive: without the element itself; reverse: from the end)."""
+        ax = axis % x.ndim
+        y = np.flip(x, ax) if reverse else x
+        r = f(y, axis=ax, dtype=y.dtype)
+        if exclusive:
+            ident = np.zeros_like if f is np.cumsum else np.ones_like
+            first = ident(np.take(r, [0], axis=ax))
+            r = np.concatenate([first, np.take(r, range(r.shape[ax] - 1), axis=ax)], axis=ax)
+        return np.flip(r, ax) if reverse else r
+    return cum
+
+
+for _name, _f in (("cumsum", np.cumsum), ("cumprod", np.cumprod)):
+    _op(_name, 1, {"axis": 0, "exclusive": False, "reverse": False},
+        lambda s, a: _need(-len(s[0]) <= a["axis"] < len(s[0]), "axis out of range") or tuple(s[0]))(_cum(_f))
+
+
+def _topk_shape(shapes, attrs):
+    (x,) = shapes
+    ax = attrs["axis"] % len(x)
+    _need(0 <= attrs["k"] <= x[ax], f"k={attrs['k']} is not in [0, {x[ax]}]")
+    _need(attrs["ret_type"] in ("values", "indices"), "ret_type is values or indices")
+    return tuple(x[:ax]) + (attrs["k"],) + tuple(x[ax + 1:])
+
+
+@_op("topk", 1, {"k": 1, "axis": -1, "largest": True, "sorted": True, "ret_type": "values"}, _topk_shape,
+     lambda d, a: "int64" if a["ret_type"] == "indices" else d[0])
+def _topk(x, k, axis, largest, sorted, ret_type):
+    """ONNX TopK: the k largest (or smallest) along ``axis``, sorted, equal values in index order;
+    ``ret_type`` selects the values or the int64 indices output."""
+    ax = axis % x.ndim
+    key = -x if largest and x.dtype.kind in "fi" else x
+    if largest and x.dtype.kind not in "fi":
+        order = np.flip(np.argsort(np.flip(x, ax), axis=ax, kind="stable"), ax)
+        order = x.shape[ax] - 1 - order
+    else:
+        order = np.argsort(key, axis=ax, kind="stable")
+    idx = np.take(order, range(k), axis=ax).astype(np.int64)
+    return idx if ret_type == "indices" else np.take_along_axis(x, idx, axis=ax)
+
+
+def _d2s_shape(shapes, attrs):
+    (x,) = shapes
+    b = attrs["block_size"]
+    _need(len(x) == 4 and x[1] % (b * b) == 0, f"nn.depth_to_space needs NCHW with C divisible by {b * b}")
+    _need(attrs["mode"] in ("DCR", "CRD"), f"mode {attrs['mode']!r}")
+    return (x[0], x[1] // (b * b), x[2] * b, x[3] * b)
+
+
+@_op("nn.depth_to_space", 1, {"block_size": 1, "mode": "DCR"}, _d2s_shape)
+def _depth_to_space(x, block_size, mode):
+    """Relay nn.depth_to_space / ONNX DepthToSpace (DCR or CRD), NCHW."""
+    n, c, h, w = x.shape
+    b = block_size
+    if mode == "DCR":
+        y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        y = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return y.reshape(n, c // (b * b), h * b, w * b)
+
+
+def _s2d_shape(shapes, attrs):
+    (x,) = shapes
+    b = attrs["block_size"]
+    _need(len(x) == 4 and x[2] % b == 0 and x[3] % b == 0, f"nn.space_to_depth needs NCHW with H, W divisible by {b}")
+    _need(attrs["mode"] in ("DCR", "CRD"), f"mode {attrs['mode']!r}")
+    return (x[0], x[1] * b * b, x[2] // b, x[3] // b)
+
+
+@_op("nn.space_to_depth", 1, {"block_size": 1, "mode": "DCR"}, _s2d_shape)
+def _space_to_depth(x, block_size, mode):
+    """Relay nn.space_to_depth / ONNX SpaceToDepth, NCHW; output channels ordered (block row, block
+    column, channel) in DCR mode, (channel, block row, block column) in CRD mode."""
+    n, c, h, w = x.shape
+    b = block_size
+    perm = (0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4)
+    return x.reshape(n, c, h // b, b, w // b, b).transpose(perm).reshape(n, c * b * b, h // b, w // b)
+
+
+def _einsum_shape(shapes, attrs):
+    try:
+        return np.einsum(attrs["equation"], *[np.empty(s, np.int8) for s in shapes]).shape
+    except ValueError as exc:
+        raise _Bad(f"equation {attrs['equation']!r}: {exc}") from None
+
+
+@_op("einsum", None, {"equation": ""}, _einsum_shape)
+def _einsum(*xs, equation):
+    """Relay einsum / ONNX Einsum (numpy's einsum; floats summed in float64, rounded once)."""
+    dt = np.result_type(*xs)
+    if dt.kind == "f":
+        return np.einsum(equation, *[_f64(x) for x in xs], optimize=len(xs) > 2).astype(dt)
+    return np.einsum(equation, *xs).astype(dt)
+
+
+def _det_shape(shapes, attrs):
+    (x,) = shapes
+    _need(len(x) >= 2 and x[-1] == x[-2], "det needs square matrices on the last two axes")
+    return tuple(x[:-2])
+
+
+@_op("det", 1, {}, _det_shape)
+def _det(x):
+    """ONNX Det (float64 LU, rounded once)."""
+    return np.linalg.det(_f64(x)).astype(x.dtype)
+
+
+# ----------------------------------------------------------------------------- normalisation, softmax
+@_op("nn.log_softmax", 1, {"axis": -1}, _same)
+def _log_softmax(x, axis):
+    """Relay nn.log_softmax / ONNX LogSoftmax (opset 13 semantics: along ``axis``)."""
+    xf = _f64(x)
+    m = xf.max(axis=axis, keepdims=True)
+    return (xf - m - np.log(np.exp(xf - m).sum(axis=axis, keepdims=True))).astype(x.dtype)
+
+
+@_op("hardmax", 1, {"axis": -1}, _same)
+def _hardmax(x, axis):
+    """ONNX Hardmax (opset 13): 1 at the first maximum along ``axis``, 0 elsewhere."""
+    ax = axis % x.ndim
+    i = np.expand_dims(np.argmax(x, axis=ax), ax)
+    out = np.zeros_like(x)
+    np.put_along_axis(out, i, 1, axis=ax)
+    return out
+
+
+def _lrn_shape(shapes, attrs):
+    (x,) = shapes
+    _need(len(x) >= 3 and attrs["size"] >= 1, "nn.lrn needs [N, C, ...] data and size >= 1")
+    return tuple(x)
+
+
+@_op("nn.lrn", 1, {"size": 5, "axis": 1, "alpha": 1e-4, "beta": 0.75, "bias": 1.0}, _lrn_shape)
+def _lrn(x, size, axis, alpha, beta, bias):
+    """Relay nn.lrn / ONNX LRN across channels: x / (bias + alpha / size * square_sum)^beta, the
+    square sum over channels [c - floor((size-1)/2), c + ceil((size-1)/2)] clipped to the input
+    (float64, rounded once)."""
+    ax = axis % x.ndim
+    sq = _f64(x) ** 2
+    lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
+    pad = [(0, 0)] * x.ndim
+    pad[ax] = (lo + 1, hi)
+    cs = np.cumsum(np.pad(sq, pad), axis=ax)
+    c = x.shape[ax]
+    s = np.take(cs, range(size, size + c), axis=ax) - np.take(cs, range(0, c), axis=ax)
+    return (_f64(x) / (bias + alpha / size * s) ** beta).astype(x.dtype)
+
+
+def _norm_param_shape(shapes, attrs):
+    x = shapes[0]
+    _need(len(x) >= 2 and all(tuple(s) == (x[1],) for s in shapes[1:]), f"scale and bias of length {x[1]} needed")
+    return tuple(x)
+
+
+@_op("nn.instance_norm", 3, {"epsilon": 1e-5}, _norm_param_shape)
+def _instance_norm(x, gamma, beta, epsilon):
+    """Relay nn.instance_norm / ONNX InstanceNormalization: per (n, c) over the spatial axes (float64)."""
+    axes = tuple(range(2, x.ndim))
+    xf = _f64(x)
+    mu = xf.mean(axis=axes, keepdims=True)
+    var = ((xf - mu) ** 2).mean(axis=axes, keepdims=True)
+    shp = (1, -1) + (1,) * (x.ndim - 2)
+    return ((xf - mu) / np.sqrt(var + epsilon) * gamma.reshape(shp) + beta.reshape(shp)).astype(x.dtype)
+
+
+def _group_norm_shape(shapes, attrs):
+    x, gamma, beta = shapes
+    g = attrs["num_groups"]
+    _need(len(x) >= 2 and g >= 1 and x[1] % g == 0, f"nn.group_norm: {x[1]} channels in {g} groups")
+    _need(tuple(gamma) == (x[1],) and tuple(beta) == (x[1],), f"scale and bias of length {x[1]} needed")
+    return tuple(x)
+
+
+@_op("nn.group_norm", 3, {"num_groups": 1, "epsilon": 1e-5}, _group_norm_shape)
+def _group_norm(x, gamma, beta, num_groups, epsilon):
+    """Relay nn.group_norm / ONNX GroupNormalization (opset 21: per-channel scale and bias), float64."""
+    n, c = x.shape[:2]
+    xf = _f64(x).reshape((n, num_groups, -1))
+    mu = xf.mean(axis=2, keepdims=True)
+    var = ((xf - mu) ** 2).mean(axis=2, keepdims=True)
+    y = ((xf - mu) / np.sqrt(var + epsilon)).reshape(x.shape)
+    shp = (1, -1) + (1,) * (x.ndim - 2)
+    return (y * gamma.reshape(shp) + beta.reshape(shp)).astype(x.dtype)
+
+
+# ----------------------------------------------------------------------------- resize
+_COORD_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+                "tf_crop_and_resize")
+_NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+def _resize_shape(shapes, attrs):
+    (x,) = shapes
+    r = len(x)
+    _need(len(attrs["size"]) == r and len(attrs["scales"]) == r, f"size and scales need {r} values")
+    _need(attrs["method"] in ("nearest", "linear", "cubic"), f"method {attrs['method']!r}")
+    _need(attrs["coordinate_transformation_mode"] in _COORD_MODES,
+          f"coordinate_transformation_mode {attrs['coordinate_transformation_mode']!r}")
+    _need(attrs["nearest_mode"] in _NEAREST_MODES, f"nearest_mode {attrs['nearest_mode']!r}")
+    _need(not attrs["roi"] or len(attrs["roi"]) == 2 * r, f"roi needs {2 * r} values")
+    return tuple(int(v) for v in attrs["size"])
+
+
+def _cubic_kernel(d, a):
+    d = np.abs(d)
+    return np.where(d <= 1, ((a + 2) * d - (a + 3)) * d * d + 1,
+                    np.where(d < 2, ((a * d - 5 * a) * d + 8 * a) * d - 4 * a, 0.0))
+
+
+def _resize_matrix(n_in, n_out, scale, roi, attrs):
+    """(M[n_out, n_in], e[n_out]): resized = M @ x + e along one axis (ONNX Resize's 1-D rule:
+    coordinate transformation, edge-clamped neighbours, coefficients per method)."""
+    mode = attrs["coordinate_transformation_mode"]
+    y = np.arange(n_out, dtype=np.float64)
+    out_w = scale * n_in
+    outside = np.zeros(n_out, bool)
+    if mode == "align_corners":
+        x = np.zeros(n_out) if out_w == 1 else y * (n_in - 1) / (out_w - 1)
+    elif mode == "asymmetric":
+        x = y / scale
+    elif mode == "tf_crop_and_resize":
+        start, end = roi
+        x = (np.full(n_out, (end - start) * (n_in - 1) / 2) if out_w == 1
+             else y * (end - start) * (n_in - 1) / (out_w - 1)) + start * (n_in - 1)
+        outside = (x < 0) | (x > n_in - 1)
+    elif mode == "pytorch_half_pixel":
+        x = np.full(n_out, -0.5) if out_w == 1 else (y + 0.5) / scale - 0.5
+    elif mode == "half_pixel":
+        x = (y + 0.5) / scale - 0.5
+    else:                                                   # half_pixel_symmetric
+        offset = n_in / 2 * (1 - n_out / out_w)
+        x = offset + (y + 0.5) / scale - 0.5
+    m = np.zeros((n_out, n_in))
+    rows = np.arange(n_out)
+    method = attrs["method"]
+    if method == "nearest":
+        nm = attrs["nearest_mode"]
+        idx = {"round_prefer_floor": np.ceil(x - 0.5), "round_prefer_ceil": np.floor(x + 0.5),
+               "floor": np.floor(x), "ceil": np.ceil(x)}[nm]
+        np.add.at(m, (rows, np.clip(idx, 0, n_in - 1).astype(np.int64)), 1.0)
+    else:
+        base = np.floor(x)
+        base = np.where(base == x, x - 1, base)             # ratio in (0, 1], as the spec's reference
+        ratio = x - base
+        s = min(scale, 1.0) if attrs["antialias"] else 1.0
+        if method == "linear":
+            start = int(np.floor(-1 / s) + 1)
+            taps = np.arange(start, 2 - start)
+            w = np.clip(1 - np.abs((taps[None, :] - ratio[:, None]) * s), 0, 1)
+        else:
+            start = int(np.floor(-2 / s) + 1)
+            taps = np.arange(start, 2 - start)
+            w = _cubic_kernel((taps[None, :] - ratio[:, None]) * s, attrs["cubic_coeff_a"])
+        idx = base[:, None] + taps[None, :]
+        if attrs["exclude_outside"]:
+            w = np.where((idx < 0) | (idx > n_in - 1), 0.0, w)
+        if attrs["antialias"] or attrs["exclude_outside"]:
+            w = w / w.sum(axis=1, keepdims=True)
+        np.add.at(m, (np.repeat(rows, len(taps)), np.clip(idx, 0, n_in - 1).astype(np.int64).ravel()), w.ravel())
+    e = np.zeros(n_out)
+    if outside.any():
+        m[outside] = 0.0
+        e[outside] = attrs["extrapolation_value"]
+    return m, e
+
+
+@_op("image.resize", 1, {"size": (), "scales": (), "roi": (), "method": "nearest",
+                         "coordinate_transformation_mode": "half_pixel", "nearest_mode": "round_prefer_floor",
+                         "cubic_coeff_a": -0.75, "exclude_outside": False, "extrapolation_value": 0.0,
+                         "antialias": False}, _resize_shape)
+def _resize(x, size, scales, roi, method, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
+            exclude_outside, extrapolation_value, antialias):
+    """ONNX Resize (opsets 11-19; Relay image.resize{1,2,3}d): every axis resized to ``size`` with
+    the coordinate scale ``scales`` (output / input unless given), nearest / linear / cubic
+    interpolation separable over the axes, each as a float64 matrix product (exact for nearest),
+    rounded once."""
+    attrs = dict(method=method, coordinate_transformation_mode=coordinate_transformation_mode,
+                 nearest_mode=nearest_mode, cubic_coeff_a=cubic_coeff_a, exclude_outside=exclude_outside,
+                 extrapolation_value=extrapolation_value, antialias=antialias)
+    y = _f64(x)
+    r = x.ndim
+    for ax in range(r):
+        n_in, n_out, sc = x.shape[ax], int(size[ax]), float(scales[ax])
+        span = (float(roi[ax]), float(roi[ax + r])) if roi else (0.0, 1.0)
+        if n_in == n_out and sc == 1.0 and coordinate_transformation_mode != "tf_crop_and_resize":
+            continue
+        m, e = _resize_matrix(n_in, n_out, sc, span, attrs)
+        y = np.moveaxis(np.tensordot(m, y, axes=(1, ax)), 0, ax) + e.reshape((-1,) + (1,) * (r - ax - 1))
+    return y.astype(x.dtype)
+
+
+# ----------------------------------------------------------------------------- recurrent (ONNX GRU, RNN)
+def _act(name, alpha, beta):
+    """An ONNX recurrent activation by name (float64 in and out)."""
+    n = name.lower()
+    table = {
+        "relu": lambda v: np.maximum(v, 0), "tanh": np.tanh, "sigmoid": lambda v: 1 / (1 + np.exp(-v)),
+        "affine": lambda v: alpha * v + beta, "leakyrelu": lambda v: np.where(v >= 0, v, alpha * v),
+        "thresholdedrelu": lambda v: np.where(v > alpha, v, 0), "scaledtanh": lambda v: alpha * np.tanh(beta * v),
+        "hardsigmoid": lambda v: np.clip(alpha * v + beta, 0, 1),
+        "elu": lambda v: np.where(v >= 0, v, alpha * np.expm1(np.minimum(v, 0))),
+        "softsign": lambda v: v / (1 + np.abs(v)), "softplus": lambda v: np.logaddexp(0, v),
+    }
+    return table[n]
+
+
+_ACT_DEFAULTS = {"leakyrelu": (0.01, 0.0), "thresholdedrelu": (1.0, 0.0), "hardsigmoid": (0.2, 0.5),
+                 "elu": (1.0, 0.0), "affine": (1.0, 0.0), "scaledtanh": (1.0, 1.0)}
+_ACT_NAMES = ("relu", "tanh", "sigmoid", "affine", "leakyrelu", "thresholdedrelu", "scaledtanh", "hardsigmoid",
+              "elu", "softsign", "softplus")
+
+
+def _acts(attrs, k):
+    names = attrs["activations"]
+    _need(len(names) == k, f"{k} activations needed, got {len(names)}")
+    _need(all(n.lower() in _ACT_NAMES for n in names), f"activations {names}")
+    return names
+
+
+def _activation_fns(attrs):
+    names, al, be = attrs["activations"], list(attrs["activation_alpha"]), list(attrs["activation_beta"])
+    out = []
+    for n in names:
+        da, db = _ACT_DEFAULTS.get(n.lower(), (0.0, 0.0))
+        a = al.pop(0) if n.lower() in _ACT_DEFAULTS and al else da
+        b = be.pop(0) if n.lower() in ("hardsigmoid", "affine", "scaledtanh") and be else db
+        out.append(_act(n, a, b))
+    return out
+
+
+def _rnn_shape(gates, name):
+    def shape(shapes, attrs):
+        x, w, r = shapes[:3]
+        _need(len(x) == 3 and len(w) == 3 and w[0] == 1 and w[1] % gates == 0 and w[2] == x[2],
+              f"{name} needs x[T, B, I], w[1, {gates}H, I]")
+        hd = w[1] // gates
+        _need(tuple(r) == (1, gates * hd, hd), f"{name} needs r[1, {gates}H, H]")
+        if len(shapes) > 3:
+            _need(tuple(shapes[3]) == (1, 2 * gates * hd), f"{name} needs b[1, {2 * gates}H]")
+        if len(shapes) > 4:
+            _need(tuple(shapes[4]) == (1, x[1], hd), f"{name} needs h0[1, B, H]")
+        _need(len(shapes) <= 5, f"{name} takes x, w, r, b, h0")
+        _acts(attrs, 2 if gates == 3 else 1)
+        return (x[0], 1, x[1], hd)
+    return shape
+
+
+def _rnn_prep(x, w, r, b, h0, gates):
+    hd = r.shape[2]
+    W, R = _f64(w[0]), _f64(r[0])
+    bias = np.zeros(2 * gates * hd) if b is None else _f64(b[0])
+    h = np.zeros((x.shape[1], hd)) if h0 is None else _f64(h0[0])
+    return hd, W, R, bias[:gates * hd], bias[gates * hd:], h
+
+
+def _clip_fn(clip):
+    return (lambda v: np.clip(v, -clip, clip)) if clip else (lambda v: v)
+
+
+@_op("nn.gru", None, {"linear_before_reset": False, "activations": ("Sigmoid", "Tanh"), "activation_alpha": (),
+                      "activation_beta": (), "clip": 0.0}, _rnn_shape(3, "nn.gru"))
+def _gru(x, w, r, b=None, h0=None, linear_before_reset=False, activations=("Sigmoid", "Tanh"),
+         activation_alpha=(), activation_beta=(), clip=0.0):
+    """One forward GRU layer, ONNX GRU semantics and gate order (z, r, h): x[T, B, I], w[1, 3H, I],
+    r[1, 3H, H], b[1, 6H] (input then recurrence biases), h0[1, B, H]; returns Y[T, 1, B, H]
+    (float64 inside, rounded once). ``clip`` > 0 clips the gate pre-activations."""
+    hd, W, R, wb, rb, h = _rnn_prep(x, w, r, b, h0, 3)
+    f, g = _activation_fns({"activations": activations, "activation_alpha": activation_alpha,
+                            "activation_beta": activation_beta})
+    cl = _clip_fn(clip)
+    xw = _f64(x) @ W.T + wb
+    out = np.empty((x.shape[0], 1, x.shape[1], hd))
+    for t in range(x.shape[0]):
+        hr = h @ R.T + rb
+        z = f(cl(xw[t, :, :hd] + hr[:, :hd]))
+        rr = f(cl(xw[t, :, hd:2 * hd] + hr[:, hd:2 * hd]))
+        if linear_before_reset:
+            n = g(cl(xw[t, :, 2 * hd:] + rr * hr[:, 2 * hd:]))
+        else:
+            n = g(cl(xw[t, :, 2 * hd:] + (rr * h) @ R[2 * hd:].T + rb[2 * hd:]))
+        h = (1 - z) * n + z * h
+        out[t, 0] = h
+    return out.astype(x.dtype)
+
+
+@_op("nn.rnn", None, {"activations": ("Tanh",), "activation_alpha": (), "activation_beta": (), "clip": 0.0},
+     _rnn_shape(1, "nn.rnn"))
+def _rnn(x, w, r, b=None, h0=None, activations=("Tanh",), activation_alpha=(), activation_beta=(), clip=0.0):
+    """One forward simple-RNN layer, ONNX RNN semantics: H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb);
+    x[T, B, I], w[1, H, I], r[1, H, H], b[1, 2H], h0[1, B, H]; returns Y[T, 1, B, H] (float64 inside)."""
+    hd, W, R, wb, rb, h = _rnn_prep(x, w, r, b, h0, 1)
+    (f,) = _activation_fns({"activations": activations, "activation_alpha": activation_alpha,
+                            "activation_beta": activation_beta})
+    cl = _clip_fn(clip)
+    xw = _f64(x) @ W.T + wb + rb
+    out = np.empty((x.shape[0], 1, x.shape[1], hd))
+    for t in range(x.shape[0]):
+        h = f(cl(xw[t] + h @ R.T))
+        out[t, 0] = h
+    return out.astype(x.dtype)
+
+
+def _lstm_state_shape(shapes, attrs):
+    (t, _, b, hd) = _lstm_shape(shapes[:3], attrs)
+    return (1, b, hd)
+
+
+@_op("nn.lstm_cell_state", None, {}, _lstm_state_shape)
+def _lstm_cell_state(x, w, r, b=None, h0=None, c0=None):
+    """The final cell state Y_c[1, B, H] of the forward LSTM layer that ``nn.lstm`` computes on the
+    same operands (ONNX LSTM's third output)."""
+    return _lstm(x, w, r, b, h0, c0, _cell=True)
+
+
+# ----------------------------------------------------------------------------- transposed convolution
+def _convt_full(x, w, strides, dilation, output_padding):
+    return tuple(s * (d - 1) + dl * (k - 1) + 1 + op
+                 for d, k, s, dl, op in zip(x[2:], w[2:], strides, dilation, output_padding))
+
+
+def _convt_shape(nd, name):
+    def shape(shapes, attrs):
+        x, w = shapes
+        _need(len(x) == nd + 2 and len(w) == nd + 2, f"{name} needs {nd + 2}-D data and [C, O/groups, *K] weights")
+        g = attrs["groups"]
+        _need(g >= 1 and x[1] == w[0] and w[0] % g == 0, f"{x[1]} input channels do not match weight {w}, groups={g}")
+        _need(len(attrs["strides"]) == nd and len(attrs["dilation"]) == nd and len(attrs["output_padding"]) == nd,
+              f"strides, dilation and output_padding need {nd} values")
+        before, after = _pads_nd(attrs["padding"], nd)
+        full = _convt_full(x, w, attrs["strides"], attrs["dilation"], attrs["output_padding"])
+        out = tuple(f - b - a for f, b, a in zip(full, before, after))
+        _need(all(o > 0 for o in out), "the padding removes the whole output")
+        return (x[0], w[1] * g) + out
+    return shape
+
+
+def _convnd_transpose(nd):
+    def convt(x, w, strides, padding, dilation, groups, output_padding):
+        """Relay nn.conv{1,2,3}d_transpose / ONNX ConvTranspose: x[N, C, *S], w[C, O/groups, *K];
+        output size stride*(S-1) + dilation*(K-1) + 1 + output_padding - pad_begin - pad_end (a
+        negative pad extends with zeros). Each input position scatters x * w over its window;
+        float64 accumulation rounded once."""
+        before, after = _pads_nd(padding, nd)
+        n, c = x.shape[:2]
+        og = w.shape[1]
+        kernel = w.shape[2:]
+        full = _convt_full(x.shape, w.shape, strides, dilation, output_padding)
+        acc = np.zeros((n, og * groups) + full)
+        cg = c // groups
+        xs = _f64(x).reshape(n, groups, cg, -1)
+        wf = _f64(w).reshape(groups, cg, og, -1)                       # (G, Cg, Og, KK)
+        contrib = np.einsum("gcok,ngcl->ngokl", wf, xs)                 # (N, G, Og, KK, L)
+        contrib = contrib.reshape((n, groups * og) + (int(np.prod(kernel, dtype=np.int64)),) + x.shape[2:])
+        for j, k in enumerate(np.ndindex(*kernel)):
+            idx = (slice(None), slice(None)) + tuple(
+                slice(kk * dl, kk * dl + s * (d - 1) + 1, s) for kk, dl, s, d in zip(k, dilation, strides, x.shape[2:]))
+            acc[idx] += contrib[:, :, j]
+        sl = []
+        for f, b, a in zip(full, before, after):
+            sl.append(slice(max(b, 0), f - max(a, 0)))
+        acc = acc[(slice(None), slice(None)) + tuple(sl)]
+        if min(before + after) < 0:
+            acc = np.pad(acc, ((0, 0), (0, 0)) + tuple((max(-b, 0), max(-a, 0)) for b, a in zip(before, after)))
+        return acc.astype(np.result_type(x, w))
+    return convt
+
+
+for _nd in (1, 2, 3):
+    _op(f"nn.conv{_nd}d_transpose", 2, {"strides": (1,) * _nd, "padding": (0,) * (2 * _nd), "dilation": (1,) * _nd,
+                                        "groups": 1, "output_padding": (0,) * _nd},
+        _convt_shape(_nd, f"nn.conv{_nd}d_transpose"))(_convnd_transpose(_nd))
+
+
+# output dtype rules of the operators defined before the rules existed
+for _name, _rule in {"power": _first, "nn.dense": _first, "nn.bias_add": _first, "nn.batch_norm": _first,
+                     "nn.layer_norm": _first, "take": _first, "cast": _attr_dtype, "nn.lstm": _first,
+                     "lstm_layer": lambda d, a: "float32", "nn.batch_matmul": _first, "clip": _first,
+                     "mean": _first, "nn.im2col": _first, "nn.pad": _first, "nn.conv2d": None}.items():
+    if _rule is not None:
+        OPS[_name] = OPS[_name].__class__(**{**OPS[_name].__dict__, "dtype": _rule})
+
+
+# ----------------------------------------------------------------------------- losses
+def _nll_shape(shapes, attrs):
+    p, t = shapes[0], shapes[1]
+    _need(len(p) >= 2 and tuple(t) == (p[0],) + tuple(p[2:]), "nn.nll_loss needs predictions [N, C, ...] and "
+          "targets [N, ...]")
+    _need(len(shapes) == 2 or tuple(shapes[2]) == (p[1],), f"weights of length {p[1]} needed")
+    _need(attrs["reduction"] in ("none", "sum", "mean"), f"reduction {attrs['reduction']!r}")
+    return tuple(t) if attrs["reduction"] == "none" else ()
+
+
+@_op("nn.nll_loss", None, {"reduction": "mean", "ignore_index": None}, _nll_shape, _first)
+def _nll_loss(pred, target, weights=None, reduction="mean", ignore_index=None):
+    """Relay nn.nll_loss / ONNX NegativeLogLikelihoodLoss: loss[n, d...] = -pred[n, t, d...] * w[t]
+    with t = target[n, d...] (0 where t == ignore_index); 'mean' divides the sum by the summed
+    weights of the counted targets (float64 inside)."""
+    t = target.astype(np.int64)
+    keep = np.ones(t.shape, bool) if ignore_index is None else t != ignore_index
+    tc = np.where(keep, t, 0)
+    picked = np.take_along_axis(_f64(pred), tc[:, None], axis=1)[:, 0]
+    w = np.ones(pred.shape[1]) if weights is None else _f64(weights)
+    wt = np.where(keep, w[tc], 0.0)
+    loss = -picked * wt
+    if reduction == "none":
+        return loss.astype(pred.dtype)
+    if reduction == "sum":
+        return np.asarray(loss.sum(), pred.dtype)
+    return np.asarray(loss.sum() / wt.sum(), pred.dtype)
+
+
+# ----------------------------------------------------------------------------- quantisation (ONNX QuantizeLinear / DequantizeLinear)
+_QTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32")
+
+
+def _qparam(v, x, axis, block_size):
+    """A scale or zero point broadcast onto x: scalar (per tensor), 1-D along ``axis`` (per axis),
+    or x's rank with ``block_size`` elements per entry along ``axis`` (blocked)."""
+    v = np.asarray(v)
+    if v.ndim == 0 or v.size == 1 and v.ndim <= 1:
+        return v.reshape(())
+    ax = axis % x.ndim
+    if block_size:
+        return np.repeat(v, block_size, axis=ax).take(range(x.shape[ax]), axis=ax)
+    return v.reshape((-1,) + (1,) * (x.ndim - ax - 1))
+
+
+def _q_shape(shapes, attrs):
+    x, s = shapes[0], shapes[1]
+    _need(len(shapes) in (2, 3), "scale and an optional zero point")
+    _need(len(shapes) == 2 or tuple(shapes[2]) == tuple(s), "the zero point's shape must equal the scale's")
+    if len(s) == 1 and s[0] > 1 and not attrs["block_size"]:
+        _need(len(x) > 0 and s[0] == x[attrs["axis"] % len(x)], f"per-axis scale of {s[0]} for axis {attrs['axis']}")
+    return tuple(x)
+
+
+@_op("qnn.quantize", None, {"axis": 1, "block_size": 0, "out_dtype": "uint8"}, _q_shape,
+     lambda d, a: a["out_dtype"])
+def _quantize(x, scale, zero_point=None, axis=1, block_size=0, out_dtype="uint8"):
+    """Relay qnn.quantize / ONNX QuantizeLinear: saturate(round_half_even(x / scale) + zero_point)
+    to ``out_dtype``; the division in x's type (as the specification's reference and
+    onnxruntime), the rounding and the zero point exact."""
+    s = _qparam(scale, x, axis, block_size).astype(x.dtype)
+    z = 0 if zero_point is None else _qparam(zero_point, x, axis, block_size).astype(np.float64)
+    info = np.iinfo(out_dtype)
+    return np.clip(_f64(np.round(x / s)) + z, info.min, info.max).astype(out_dtype)
+
+
+@_op("qnn.dequantize", None, {"axis": 1, "block_size": 0, "out_dtype": "float32"}, _q_shape,
+     lambda d, a: a["out_dtype"])
+def _dequantize(x, scale, zero_point=None, axis=1, block_size=0, out_dtype="float32"):
+    """Relay qnn.dequantize / ONNX DequantizeLinear: (x - zero_point) * scale, in the scale's type."""
+    s = _qparam(scale, x, axis, block_size)
+    z = np.int64(0) if zero_point is None else _qparam(zero_point, x, axis, block_size).astype(np.int64)
+    return ((x.astype(np.int64) - z).astype(np.float64) * _f64(s)).astype(out_dtype)
+
+
+def _qmatmul_shape(shapes, attrs):
+    return _matmul_shape([shapes[0], shapes[1]], attrs)
+
+
+@_op("qnn.matmul_integer", None, {}, _qmatmul_shape, lambda d, a: "int32")
+def _matmul_integer(a, b, a_zero=None, b_zero=None):
+    """ONNX MatMulInteger: (a - a_zero) @ (b - b_zero) in int32 (exact; zero points per tensor,
+    per row of a or per column of b)."""
+    az = np.int64(0) if a_zero is None else a_zero.astype(np.int64)
+    bz = np.int64(0) if b_zero is None else b_zero.astype(np.int64)
+    if np.ndim(az) == 1 and a.ndim >= 2:
+        az = az.reshape(-1, 1)
+    return np.matmul(a.astype(np.int64) - az, b.astype(np.int64) - bz).astype(np.int32)
+
+
+@_op("qnn.qlinear_matmul", 8, {}, lambda s, a: _matmul_shape([s[0], s[3]], a), lambda d, a: d[7])
+def _qlinear_matmul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero):
+    """ONNX QLinearMatMul: saturate(rint((a - a_zero) @ (b - b_zero) * (a_scale * b_scale / y_scale))
+    + y_zero), the integer product exact, the multiplier in the scales' type; per-tensor or
+    per-row / per-column parameters."""
+    az, bz = a_zero.astype(np.int64), b_zero.astype(np.int64)
+    if az.ndim == 1 and a.ndim >= 2:
+        az = az.reshape(-1, 1)
+    c = np.matmul(a.astype(np.int64) - az, b.astype(np.int64) - bz)
+    m = a_scale.reshape(-1, 1) * b_scale / y_scale if np.ndim(a_scale) == 1 and a.ndim >= 2 \
+        else a_scale * b_scale / y_scale
+    d = c * m.astype(np.float64) + y_zero.astype(np.float64)
+    info = np.iinfo(y_zero.dtype)
+    return np.clip(np.rint(d), info.min, info.max).astype(y_zero.dtype)
