@@ -11,6 +11,14 @@ letter (``S``) is an attribute variable (equal occurrences bind equal values), o
 literal values. Attributes the IR does not carry take Relay's defaults (``data_layout`` NCHW,
 ``kernel_layout`` OIHW, ``out_dtype`` the node's dtype).
 
+Patterns are **closed**: at every operator of a pattern, each attribute of that operator
+(:data:`compile.ir.ops.OPS` ``attrs``) that the pattern does not state must have its default value
+(dilation, groups, padding, ceil_mode, count_include_pad, layouts, ...), and every operator and
+operand of the match must have the mapping's dtype (``Pattern.dtype``). A node with a non-default
+value of an unstated attribute is not a match. Values are compared canonically: an axis as its
+non-negative index, padding in its 4-value form, an empty transpose permutation as the reversed
+axes.
+
 The compiler's exact matching (the paper's "exact matching", TVM's ``annotate_exact_matches``) is
 :func:`matches`: the nodes of a graph where a mapping's pattern matches syntactically, each with
 its variable bindings. Patterns are derived from the registry, never written a second time.
@@ -18,6 +26,8 @@ its variable bindings. Patterns are derived from the registry, never written a s
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from compile.errors import CompileError
 from compile.ir import ops
@@ -106,12 +116,43 @@ def _value(tok: str):
             return tok
 
 
+_AXIS_ATTRS = {("nn.bias_add", "axis"), ("nn.softmax", "axis"), ("nn.layer_norm", "axis"), ("concatenate", "axis")}
+
+
+def _canon(node: Node, name: str, value):
+    """``value`` of attribute ``name`` of ``node`` in canonical form (module docstring)."""
+    if name == "padding":
+        return tuple(ops._pads(value))
+    if (node.op, name) in _AXIS_ATTRS and isinstance(value, (int, np.integer)):
+        rank = len(node.shape) if node.op != "nn.bias_add" else len(node.args[0].shape)
+        return int(value) % max(rank, 1)
+    if node.op == "transpose" and name == "axes":
+        return tuple(value) if tuple(value) else tuple(reversed(range(len(node.shape))))
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _defaults_ok(node: Node, stated: set) -> bool:
+    """Every attribute of ``node``'s operator that the pattern does not state has its default."""
+    schema = ops.OPS.get(node.op)
+    if schema is None:
+        return False
+    for name, default in schema.attrs.items():
+        if name in stated:
+            continue
+        if _canon(node, name, node.attrs.get(name, default)) != _canon(node, name, default):
+            return False
+    return set(node.attrs) <= set(schema.attrs) | stated
+
+
 def _attr_ok(node: Node, name: str, want: tuple, env: dict) -> bool:
     if name in node.attrs:
         have = node.attrs[name]
         if name == "padding":
             have = ops._pads(have)
             want = tuple(want) * (4 // len(want)) if len(want) in (1, 2) else want
+        elif (node.op, name) in _AXIS_ATTRS:
+            have = _canon(node, name, have)
+            want = tuple(str(_canon(node, name, int(w))) if w.lstrip("-").isdigit() else w for w in want)
     elif name in _DEFAULTS:
         have = _DEFAULTS[name]
     elif name == "out_dtype":
@@ -130,21 +171,33 @@ def _attr_ok(node: Node, name: str, want: tuple, env: dict) -> bool:
     return True
 
 
+def node_matches(p: Pattern, node: Node, env: dict, dtype: str | None = None) -> bool:
+    """Whether operator pattern ``p`` matches ``node`` itself (operator, arity, stated attributes
+    binding attribute variables in ``env``, unstated ones at their defaults, ``dtype``), operands
+    not looked at: the single-node test of :func:`match` and of the compiler's e-matching."""
+    if not isinstance(node, Node) or node.op != p.op or len(node.args) != len(p.args):
+        return False
+    if dtype is not None and node.dtype != dtype:
+        return False
+    if not _defaults_ok(node, {n for n, _ in p.attrs}):
+        return False
+    return all(_attr_ok(node, n, w, env) for n, w in p.attrs)
+
+
 def match(pattern: Pattern, value: Value, env: dict | None = None) -> dict | None:
-    """Bindings (``?name`` -> Value, attribute variables) if ``pattern`` matches at ``value``."""
+    """Bindings (``?name`` -> Value, attribute variables) if the closed ``pattern`` matches at
+    ``value`` (module docstring)."""
     env = {} if env is None else env
-    if pattern.dtype is not None and value.dtype != pattern.dtype:
-        return None
     stack = [(pattern, value)]
     while stack:
         p, v = stack.pop()
         if isinstance(p, str):
+            if pattern.dtype is not None and v.dtype != pattern.dtype:
+                return None
             if env.setdefault(p, v) is not v:
                 return None
             continue
-        if not isinstance(v, Node) or v.op != p.op or len(v.args) != len(p.args):
-            return None
-        if not all(_attr_ok(v, n, w, env) for n, w in p.attrs):
+        if not node_matches(p, v, env, pattern.dtype):
             return None
         stack.extend(zip(p.args, v.args))
     return env

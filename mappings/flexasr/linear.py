@@ -101,11 +101,13 @@ def shape_strategy():
 
 
 # ----------------------------------------------------------------------------- compiler operand adapters
-def match_shape(attrs: dict, shapes: dict, out_shape: tuple) -> dict:
-    """At ``(nn.bias_add (nn.dense ?x ?w) ?b)``: x[..., I] (leading dimensions flattened to T
-    timesteps), w[O, I]."""
+def match_shape(attrs: dict, shapes: dict, out_shape: tuple) -> dict | None:
+    """At ``(nn.bias_add (nn.dense ?x ?w) ?b (axis A))``: x[..., I] (leading dimensions flattened to T
+    timesteps), w[O, I], b[O] added along the last axis (A the last axis; any other axis: None)."""
     from mappings.common import prod
-    x, w = shapes["?x"], shapes["?w"]
+    x, w, b = shapes["?x"], shapes["?w"], shapes["?b"]
+    if int(attrs.get("axis", 1)) % len(out_shape) != len(out_shape) - 1 or tuple(b) != (w[0],):
+        return None
     return {"T": prod(x[:-1]), "I": x[-1], "O": w[0]}
 
 
@@ -117,7 +119,7 @@ def bind_operands(shape: dict, operands: list) -> dict:
 MAPPING = Mapping(
     machine="ila.models.flexasr.port:PORT",
     name=NAME,
-    ir_pattern="(nn.bias_add (nn.dense ?x ?w) ?b)",
+    ir_pattern="(nn.bias_add (nn.dense ?x ?w) ?b (axis A))",
     description="linear layer on the FlexASR PEs (AdaptivFloat weights, tiled global buffer)",
     shape_dims=("T", "I", "O"),
     default_shape={"T": 16, "I": 64, "O": 64},

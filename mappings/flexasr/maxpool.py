@@ -37,6 +37,15 @@ def tiled(R: int, C: int) -> np.ndarray:
     return F.tiled(R, C)
 
 
+def ir_fragment(shape: dict):
+    """The compiler-IR ILA fragment: x row-major at 0, ``nn.max_pool2d`` (window and stride (2, 1))
+    into R*C (:func:`ir_commands` with k = 1, as data)."""
+    from mappings.common import IrFragment
+    R, C = shape["R"], shape["C"]
+    return IrFragment({"x": (0, (R, C))},
+                      [(POOL_OPS["max"], [0, R * C, 1, R, C, (2 << 16) | 1, (2 << 16) | 1])], (R * C, (R // 2, C)))
+
+
 def refinement(shape: dict) -> dict:
     """The declared refinement map at ``shape``: tensor name -> (accelerator memory, GB byte offset
     of each element), from :func:`gb_address`; pooling is in place, so output timestep t sits where
@@ -263,6 +272,7 @@ MAPPING = Mapping(
     shape_strategy=shape_strategy,
     edge_inputs=edge_inputs,
     refinement=refinement,
+    ir_fragment=ir_fragment,
     match_shape=match_shape,
     bind_operands=bind_operands,
     proof=Proof(proof_setup, {"R": 16, "C": 64}, chc_spec="mappings.flexasr.layer_reduce_chc:chc_spec",

@@ -91,8 +91,11 @@ MUTATIONS: dict[str, str] = {
 
 
 def _table(name: str) -> dict[str, Mutation]:
-    """The registered mutations of mapping ``name`` ({} for a mapping without seeded bugs)."""
-    spec = MUTATIONS.get(name)
+    """The seeded bugs of mapping ``name``: those its declaration names (``Mapping.mutations``), else
+    those of :data:`MUTATIONS` ({} for a mapping without seeded bugs)."""
+    from mappings.registry import MODULES, get
+    spec = get(name).mutations if name in MODULES else None
+    spec = spec or MUTATIONS.get(name)
     if spec is None:
         return {}
     mod, fn = spec.split(":")
