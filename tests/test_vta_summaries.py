@@ -411,7 +411,10 @@ def test_write_runs_run_like_the_command_list():
     from ila.commands import CommandTable
     from ila.models.vta.driver import write_runs
     kinds = [type(p) for p in write_runs(stream, min_run=4)]
-    assert kinds.count(CommandTable) == 3                  # the runs of 10, 28 and 5 writes; odd values stay dicts
+    assert kinds.count(CommandTable) == 1                  # the run of 10; the run of 35 holds odd values: a list
+    clean = writes[12:] + cmds[:1] + writes[:5]
+    assert [type(p) for p in write_runs(clean, min_run=4)] == [CommandTable, list, CommandTable]
+    assert _runs_agree(clean)
     assert not any(isinstance(p, CommandTable) for p in write_runs(stream, min_run=64))
 
 

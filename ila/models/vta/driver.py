@@ -400,44 +400,55 @@ def dram_write_table(image: np.ndarray, upto: int | None = None, *, bug: str | N
                          "vta_vir_mem_addr_in": addr, "vta_vir_mem_data_in": data})
 
 
-_WRITE_KEYS = frozenset(("vta_vir_mem_mode_in", "vta_vir_mem_addr_in", "vta_vir_mem_data_in"))
+_WRITE_KEYS = ("vta_vir_mem_mode_in", "vta_vir_mem_addr_in", "vta_vir_mem_data_in")
 RUN_BUGS = ("drops_last_write",)     # seeded bugs of write_runs, for its differential test
 
 
 def write_runs(cmds: list, *, bug: str | None = None, min_run: int = 64) -> list:
     """A stream of simulator commands as pieces to run one after the other: each maximal run of
-    at least ``min_run`` virtual-memory writes (every command exactly the three write inputs, each
-    an int in [0, 2**64)) as a :class:`~ila.commands.CommandTable` holding the same commands row
-    for row, the other commands as lists. ``Simulator.run`` of the pieces in order equals
+    at least ``min_run`` virtual-memory writes (dicts of exactly the three write inputs, each a
+    Python int in [0, 2**64)) as a :class:`~ila.commands.CommandTable` holding the same commands
+    row for row, the other commands as lists. ``Simulator.run`` of the pieces in order equals
     ``Simulator.run(cmds)`` (a table means its rows); the table is the numeric fast path of a
-    DRAM fill. ``bug`` (one of :data:`RUN_BUGS`) seeds a deliberate error, to show the
-    differential test catches it."""
+    DRAM fill. A run whose values are not all such ints stays a list. ``bug`` (one of
+    :data:`RUN_BUGS`) seeds a deliberate error, to show the differential test catches it."""
     if bug is not None and bug not in RUN_BUGS:
         raise ValueError(f"unknown seeded bug {bug!r}; one of {RUN_BUGS}")
-
-    def is_write(c):
-        return type(c) is dict and c.keys() == _WRITE_KEYS and all(
-            type(v) is int and 0 <= v < 1 << 64 for v in c.values())
-
+    mode_key, addr_key, data_key = _WRITE_KEYS
+    write = [type(c) is dict and len(c) == 3 and data_key in c and addr_key in c and mode_key in c for c in cmds]
     pieces, rest, k, n = [], [], 0, len(cmds)
     while k < n:
         j = k
-        while j < n and is_write(cmds[j]):
+        while j < n and write[j]:
             j += 1
-        if j - k >= min_run:
-            if rest:
-                pieces.append(rest)
-                rest = []
-            run = cmds[k:j - 1] if bug == "drops_last_write" else cmds[k:j]
-            pieces.append(CommandTable({key: np.fromiter((c[key] for c in run), np.uint64, len(run))
-                                        for key in sorted(_WRITE_KEYS)}))
-            k = j
-        else:
+        table = _write_table(cmds[k:j - 1] if bug == "drops_last_write" else cmds[k:j]) if j - k >= min_run else None
+        if table is None:
             rest.extend(cmds[k:max(j, k + 1)])
             k = max(j, k + 1)
+            continue
+        if rest:
+            pieces.append(rest)
+            rest = []
+        pieces.append(table)
+        k = j
     if rest:
         pieces.append(rest)
     return pieces
+
+
+def _write_table(run: list) -> CommandTable | None:
+    """The commands of ``run`` (virtual-memory writes) as a table, or None when a value is not a
+    Python int in [0, 2**64)."""
+    cols = {}
+    for key in _WRITE_KEYS:
+        col = [c[key] for c in run]
+        if set(map(type, col)) != {int}:
+            return None
+        try:
+            cols[key] = np.array(col, dtype=np.uint64)
+        except OverflowError:
+            return None
+    return CommandTable(cols)
 
 
 def instruction_commands(prog: VtaProgram) -> list[dict]:
