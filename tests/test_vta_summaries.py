@@ -404,14 +404,15 @@ def test_write_runs_run_like_the_command_list():
     writes = [{"vta_vir_mem_mode_in": 1, "vta_vir_mem_addr_in": int(a), "vta_vir_mem_data_in": int(d)}
               for a, d in zip(rng.integers(0, SMALL.dram_bytes - 8, 40), rng.integers(0, 1 << 64, 40, dtype=np.uint64))]
     writes[3]["vta_vir_mem_addr_in"] = writes[2]["vta_vir_mem_addr_in"] + 3          # overlapping writes
-    odd = [dict(writes[0], vta_vir_mem_data_in=np.uint64(5)), dict(writes[1], vta_vir_mem_mode_in=True)]
+    odd = [dict(writes[0], vta_vir_mem_data_in=np.uint64(5)), dict(writes[1], vta_vir_mem_mode_in=True),
+           {"vta_top_instr_in": V.encode(V.FinishInsn(), SMALL), "vta_vir_mem_addr_in": 8, "vta_vir_mem_data_in": 1}]
     stream = writes[:10] + cmds[:3] + writes[10:12] + cmds[3:] + writes[12:] + odd + writes[:5]
     for min_run in (1, 3, 4, 64):
         assert _runs_agree(stream, min_run=min_run), min_run
     from ila.commands import CommandTable
     from ila.models.vta.driver import write_runs
     kinds = [type(p) for p in write_runs(stream, min_run=4)]
-    assert kinds.count(CommandTable) == 1                  # the run of 10; the run of 35 holds odd values: a list
+    assert kinds.count(CommandTable) == 1                  # the run of 10; the run of 36 holds odd commands: a list
     clean = writes[12:] + cmds[:1] + writes[:5]
     assert [type(p) for p in write_runs(clean, min_run=4)] == [CommandTable, list, CommandTable]
     assert _runs_agree(clean)

@@ -48,10 +48,6 @@ def command_of(e: dict, k: int) -> dict:
     return {"vta_top_instr_in": hex_field(e, "data", k, 32)}
 
 
-def _host(c) -> bool:
-    return "vta_read_acc" in c or bool(c.get("vta_reset"))
-
-
 def _executor(cfg):
     """The runner of machines of configuration ``cfg`` (its accumulator lanes)."""
     def execute(sim, commands, hints: dict) -> list:
@@ -62,28 +58,25 @@ def _executor(cfg):
         lanes = cfg.lanes("acc")
         cmds = commands.rows() if hasattr(commands, "rows") else commands
         reads: list = []
-        i, n = 0, len(cmds)
-        while i < n:
-            c = cmds[i]
+        n = len(cmds)
+        i = 0
+        for h in [k for k, c in enumerate(cmds) if "vta_read_acc" in c or ("vta_reset" in c and c["vta_reset"])] + [n]:
+            if i < h:                               # ILA commands; DRAM fills as command tables (driver.write_runs)
+                for piece in write_runs(cmds[i:h]):
+                    sim.run(piece)
+            if h == n:
+                break
+            c = cmds[h]
             if "vta_read_acc" in c:
                 acc = sim.memory("vta_acc_mem")
                 r = int(c["vta_read_acc"])
                 if not 0 <= r < acc.shape[0] // lanes:
-                    raise SimulationError(f"command {i}: accumulator row {r} is beyond the {acc.shape[0] // lanes} rows "
+                    raise SimulationError(f"command {h}: accumulator row {r} is beyond the {acc.shape[0] // lanes} rows "
                                           "of the accumulator SRAM")
                 reads.append(acc[r * lanes:(r + 1) * lanes].astype(np.uint32).view(np.int32).copy())
-                i += 1
-                continue
-            if c.get("vta_reset"):
+            else:
                 sim.reset()
-                i += 1
-                continue
-            j = i + 1
-            while j < n and not _host(cmds[j]):
-                j += 1
-            for piece in write_runs(cmds[i:j]):        # DRAM fills as command tables (driver.write_runs)
-                sim.run(piece)
-            i = j
+            i = h + 1
         return reads
     return execute
 
