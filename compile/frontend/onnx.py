@@ -61,7 +61,7 @@ def _dtype(elem_type: int, what: str) -> str:
 
 def _const(value, name: str = "", source: str = "") -> Const:
     """A constant keeping its element type (read-only: constants are never written)."""
-    a = np.array(value)
+    a = np.asarray(value).view()                  # a read-only view: no copy of large weights
     if a.dtype.kind not in "biuf" or a.dtype.itemsize > 8:
         raise UnsupportedOperatorError(f"constant {name or source!r}: element type {a.dtype} is not supported")
     a.setflags(write=False)
