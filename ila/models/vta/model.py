@@ -48,17 +48,8 @@ IDX_W = 32          # width of SRAM index arithmetic
 DRAM_AW = 48        # width of DRAM byte-address arithmetic (no wrap for any 32-bit dram_base)
 VIR_WR_DRAM = 1
 
-# child operation codes (state vta_child_op); 0 = idle
-C_IDLE = 0
-C_LOAD = {MEM_UOP: 1, MEM_WGT: 2, MEM_INP: 3, MEM_ACC: 4}
-C_STORE = 5
-C_GEMM_RESET = 6
-C_GEMM = 7
-C_ALU = {op: 8 + op for op in ALU_OPCODES}
-CHILD_OP_W = 4
-
-BUF_OF = {MEM_UOP: "uop", MEM_WGT: "wgt", MEM_INP: "inp", MEM_ACC: "acc"}
-MEM_STATE = {"uop": "vta_uop_mem", "wgt": "vta_wgt_mem", "inp": "vta_inp_mem", "acc": "vta_acc_mem"}
+# child operation codes (state vta_child_op; 0 = idle), buffers and their states: ila.models.vta.codes
+from ila.models.vta.codes import BUF_OF, C_ALU, C_GEMM, C_GEMM_RESET, C_IDLE, C_LOAD, C_STORE, CHILD_OP_W, MEM_STATE  # noqa: E402,F401
 
 
 def _w(cfg: VtaConfig, buf: str) -> int:

@@ -90,7 +90,7 @@ def loop_summary(cfg: VtaConfig = DEFAULT_CONFIG, *, bug: str | None = None):
     """The summary of ``vta_child`` for configuration ``cfg`` (module docstring): ``fn(S, budget)``
     -> number of child instructions, or None to decline. ``bug`` (one of :data:`SUMMARY_BUGS`)
     seeds a deliberate error, to show the differential tests catch it."""
-    from ila.models.vta.model import BUF_OF, C_ALU, C_GEMM, C_GEMM_RESET, C_LOAD, C_STORE, MEM_STATE
+    from ila.models.vta.codes import BUF_OF, C_ALU, C_GEMM, C_GEMM_RESET, C_LOAD, C_STORE, MEM_STATE
     if bug is not None and bug not in SUMMARY_BUGS:
         raise ValueError(f"unknown seeded bug {bug!r}; one of {SUMMARY_BUGS}")
     widths = {"uop": 32, "inp": cfg.inp_width, "wgt": cfg.wgt_width, "acc": cfg.acc_width}
