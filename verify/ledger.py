@@ -48,6 +48,7 @@ import argparse
 import contextlib
 import hashlib
 import importlib
+import inspect
 import json
 import math
 import os
@@ -67,7 +68,8 @@ RESULTS = ("proved", "counterexample", "unknown", "passed", "failed")
 BASE_ENV = "D2A_LEDGER_BASE"
 
 # The checkers whose verdicts can be re-run, and the function that re-runs an entry:
-# ``function(entry, timeout=None) -> dict`` with the ``result`` found (one of RESULTS) and,
+# ``function(entry) -> dict`` (given ``timeout=`` too when it takes one: the solver timeout of a
+# re-run proof) with the ``result`` found (one of RESULTS) and,
 # where the checker measures them, ``samples``, ``mean_error``, ``std_error``, ``covers``,
 # ``detail``. The ledger file is untrusted input: only these modules are ever imported for it.
 # (Module and function are separate strings, so :mod:`verify.closure` does not count them as
@@ -77,6 +79,7 @@ RECHECKERS = {
     "verify.chc": ("verify.recheck", "recheck"),
     "verify.simval": ("verify.recheck", "recheck"),
     "compile.rewrites.certify": ("compile.rewrites.certify", "recheck"),
+    "compile.certify": ("compile.certify", "recheck"),
 }
 
 
@@ -201,6 +204,7 @@ _TYPES = {
     "result": (lambda v: v in RESULTS, "one of " + ", ".join(RESULTS)),
     "seconds": (lambda v: _is_number(v) and math.isfinite(v) and v >= 0, "a finite number of seconds >= 0"),
     "number": (_is_number, "a number"),
+    "number-or-null": (lambda v: v is None or _is_number(v), "a number or null"),
     "count": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
     "strs": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
 }
@@ -210,7 +214,7 @@ FIELDS = {
     "checker": ("text", True), "result": ("result", True), "seconds": ("seconds", True),
     "covers": ("strs", True), "date": ("str", True),
     "solver": ("str", False), "detail": ("str", False), "module": ("text", False), "samples": ("count", False),
-    "mean_error": ("number", False), "std_error": ("number", False), "seed": ("count", False),
+    "mean_error": ("number-or-null", False), "std_error": ("number-or-null", False), "seed": ("count", False),
 }
 
 
@@ -469,11 +473,17 @@ def _rechecker(entry: dict):
 
 
 def _close(a, b) -> bool:
+    """Equal counts; error statistics equal to 1e-4 relative. Re-runs of the same seeded inputs are
+    not bit-identical everywhere: float32 matrix products in BLAS change their summation order with
+    the thread count (flexasr.linear at 20x256x256: std_error 2.516575e-4 recorded, 2.516584e-4
+    re-run, 3e-6 relative); a hand edit that small changes nothing anyone reads."""
     if not (_is_number(a) and _is_number(b)):
+        return a == b
+    if isinstance(a, int) and isinstance(b, int):
         return a == b
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
-    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
+    return math.isclose(a, b, rel_tol=1e-4, abs_tol=1e-12)
 
 
 def differences(entry: dict, found: dict) -> list[str]:
@@ -498,7 +508,9 @@ def recheck_entry(entry: dict, *, timeout: float | None = None) -> dict:
     t0 = time.perf_counter()
     try:
         fn = _rechecker(entry)
-        found = fn(entry, timeout=timeout)
+        found = fn(entry, timeout=timeout) if "timeout" in inspect.signature(fn).parameters else fn(entry)
+        if not isinstance(found, dict):
+            raise LedgerError(f"the checker's recheck returned {type(found).__name__}, not a dict")
     except Exception as exc:          # noqa: BLE001 (untrusted entries: every failure is reported)
         msg = " ".join(str(exc).split())
         if not isinstance(exc, D2AError):
