@@ -27,6 +27,9 @@ MODULES: dict[str, str] = {
     "flexasr.meanpool_chain": "mappings.flexasr.meanpool_chain",
     "hlscnn.conv2d": "mappings.hlscnn.conv2d",
     "hlscnn.conv2d_w8": "mappings.hlscnn.conv2d_w8",
+    # the front-end's padded NCHW convolution as it is (layout and padding inside the program)
+    "hlscnn.conv2d_nchw": "mappings.hlscnn.conv2d_nchw",
+    "hlscnn.conv2d_nchw_w8": "mappings.hlscnn.conv2d_nchw_w8",
     "vta.add": "mappings.vta.add",
     "vta.dense": "mappings.vta.dense",
     "vta.gemm": "mappings.vta.gemm",

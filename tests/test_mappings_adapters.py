@@ -46,6 +46,12 @@ def _conv(s, n):
     return g, {"x": n["x"]}
 
 
+def _conv_nchw(s, n):
+    x = var("x", n["x"].shape)
+    g = Graph([x], [call("nn.conv2d", x, const(n["w"]), strides=(s["S"], s["S"]), padding=(s["P"],) * 4)])
+    return g, {"x": n["x"]}
+
+
 def _elementwise(op):
     def build(s, n):
         a = var("a", (s["n"],), "int32")
@@ -75,7 +81,8 @@ def _gemm(s, n):
 BUILD = {"flexasr.linear": _linear, "flexasr.layernorm": _layernorm, "flexasr.attention": _attention,
          "flexasr.lstm": _lstm, "flexasr.maxpool": _pool("nn.max_pool2d"), "flexasr.meanpool": _pool("nn.avg_pool2d"),
          "hlscnn.conv2d": _conv, "hlscnn.conv2d_w8": _conv, "vta.add": _elementwise("add"),
-         "vta.relu": _elementwise("relu"), "vta.gemm": _gemm, "vta.dense": _dense}
+         "vta.relu": _elementwise("relu"), "vta.gemm": _gemm, "vta.dense": _dense,
+         "hlscnn.conv2d_nchw": _conv_nchw, "hlscnn.conv2d_nchw_w8": _conv_nchw}
 MATCHABLE = [n for n in names() if get(n).match_shape is not None]
 
 

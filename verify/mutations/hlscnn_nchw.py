@@ -1,0 +1,72 @@
+"""Seeded bugs of hlscnn.conv2d_nchw / conv2d_nchw_w8 (declared by the mapping, ``Mapping.mutations``):
+the host layout and padding the mapping does inside its program, and its read-back order, plus
+the HLSCNN driver bugs of :mod:`verify.mutations.hlscnn` (the same stream underneath). Each must be
+refuted by the BMC proof (one input channel, P >= 1, square H = W so that an H/W swap keeps the
+shapes) with a replayed counterexample."""
+from __future__ import annotations
+
+import numpy as np
+
+from verify.mutations import Mutation, Patch
+from verify.mutations.hlscnn import conv2d_mutations
+
+_M = "mappings.hlscnn.conv2d_nchw"
+
+
+def _pad_wrong_side(host_image):
+    def mutated(x_chw, pad):
+        img = host_image(x_chw, pad)
+        return np.roll(img, (-pad, -pad), axis=(0, 1))       # all 2P zero rows/columns after the data
+    return mutated
+
+
+def _pad_value(host_image):
+    def mutated(x_chw, pad):
+        img = host_image(x_chw, pad)
+        out = np.full(img.shape, 1, dtype=img.dtype)           # ACT raw 1 (2^-7) instead of 0 in the border
+        out[pad:img.shape[0] - pad, pad:img.shape[1] - pad] = img[pad:img.shape[0] - pad, pad:img.shape[1] - pad]
+        return out
+    return mutated
+
+
+def _image_hw_swapped(host_image):
+    return lambda x_chw, pad: host_image(x_chw, pad).transpose(1, 0, 2)
+
+
+def _kernel_hw_swapped(host_weights):
+    return lambda w: host_weights(w).transpose(0, 2, 1, 3)
+
+
+def _nchw_hw_swapped(to_nchw):
+    return lambda out: to_nchw(out).transpose(0, 2, 1)     # [O, OW, OH] read as [O, OH, OW]
+
+
+def _nchw_channel_minor(to_nchw):
+    def mutated(out):
+        a = np.asarray(out)                                    # [OH, OW, O] reshaped, not transposed
+        return a.reshape(a.shape[2], a.shape[0], a.shape[1])
+    return mutated
+
+
+def conv2d_nchw_mutations() -> dict[str, Mutation]:
+    mine = [
+        Mutation("padding_wrong_side", "codegen-bytes",
+                 "host layout: the 2P zero rows and columns all go after the data (none before)",
+                 (Patch(_M, "host_image", _pad_wrong_side),)),
+        Mutation("padding_value_nonzero", "codegen-bytes",
+                 "host layout: the padded border holds ACT raw 1 (2^-7) instead of zero",
+                 (Patch(_M, "host_image", _pad_value),)),
+        Mutation("image_hw_transposed", "codegen-bytes",
+                 "host layout: the activation image is written W x H (rows and columns swapped)",
+                 (Patch(_M, "host_image", _image_hw_swapped),)),
+        Mutation("kernel_hw_transposed", "codegen-bytes",
+                 "host layout: OIHW -> OWHI instead of OHWI (each kernel transposed)",
+                 (Patch(_M, "host_weights", _kernel_hw_swapped),)),
+        Mutation("readback_hw_transposed", "read-back",
+                 "read-back: [OH, OW, O] -> [O, OW, OH] (rows and columns of every output plane swapped)",
+                 (Patch(_M, "to_nchw", _nchw_hw_swapped),)),
+        Mutation("readback_reshaped_not_transposed", "read-back",
+                 "read-back: the driver's [OH, OW, O] reshaped to [O, OH, OW] instead of transposed",
+                 (Patch(_M, "to_nchw", _nchw_channel_minor),)),
+    ]
+    return {**conv2d_mutations(), **{m.name: m for m in mine}}
