@@ -50,11 +50,14 @@ from mappings.hlscnn import conv2d as V
 
 SHAPE_DIMS = ("H", "W", "C", "O", "K", "S", "P")
 # Measured (verify.simval.run_sim, seed 0, 100 inputs at the default shape 8x8x8x8x3x1x1): 16-bit
-# weights mean 0.70 %, max 0.80 %; 8-bit weights mean 3.86 %, max 4.38 %. Fuzzing (run_fuzz seeds
-# 0-2 x 60 examples over the strategy's shapes, P 0..2, with edge values): max 3.08 % (16-bit) and
-# 4.98 % (8-bit); ResNet-20's shapes (32x32x16x16x3x1x1, 16x16x32x32x3x1x1), 5 inputs each: max
-# 0.51 % / 0.48 % (16-bit). Tolerances 6 % and 8 %, hlscnn.conv2d's (the same datapath on the padded
-# image): 1.9x and 1.6x the largest error seen.
+# weights mean 0.53 %, max 0.61 %; 8-bit weights mean 2.77 %, max 3.19 %. Fuzzing (run_fuzz seeds
+# 0-2 x 60 examples over the strategy's shapes, P 0..2, with edge values): max 3.47 % (16-bit) and
+# 4.24 % (8-bit). ResNet-20's shapes, 5 inputs each (16-bit / 8-bit max): 32x32x16x16x3x1x1 0.72 % /
+# 3.91 %, 16x16x32x32x3x1x1 1.00 % / 5.59 %, 16x16x32x64x3x2x1 1.00 % / 5.60 %, 8x8x64x64x3x1x1
+# 1.40 % / 7.90 %. Tolerances 6 % and 8 %, hlscnn.conv2d's (the same datapath on the padded image):
+# 1.7x and 1.9x the fuzzing maxima. The 8-bit design's error grows with the fan-in (He weights
+# shrink as 1/sqrt(9C) against the fixed Q8.6 step): at C = 64 it reaches its tolerance, and a call
+# at a larger C fails its validation.
 TOLERANCE = {16: 0.06, 8: 0.08}
 
 
