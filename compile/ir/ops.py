@@ -93,7 +93,7 @@ def _divide(a, b):
 
 for _name, _f in {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
                   "maximum": np.maximum, "minimum": np.minimum}.items():
-    _op(_name, 2, shape=_broadcast)(lambda a, b, _f=_f: _f(a, b).astype(np.result_type(a, b)))
+    _op(_name, 2, shape=_broadcast)(lambda a, b, _f=_f: _f(a, b).astype(np.result_type(a, b), copy=False))
 _op("divide", 2, shape=_broadcast)(_divide)
 # power keeps the base's type (ONNX Pow: an int32 base with a float exponent gives int32)
 _op("power", 2, shape=_broadcast)(lambda a, b: np.power(a.astype(np.float64), b.astype(np.float64)).astype(a.dtype)
@@ -101,15 +101,54 @@ _op("power", 2, shape=_broadcast)(lambda a, b: np.power(a.astype(np.float64), b.
 
 
 def _sigmoid(x):
-    return (1.0 / (1.0 + np.exp(-x))).astype(x.dtype)
+    t = np.exp(-x)                       # 1 / (1 + exp(-x)), in place (the same operations in order)
+    t += 1.0
+    return np.divide(1.0, t, out=t).astype(x.dtype, copy=False)
+
+
+try:                                      # the float64 error function: scipy's when installed (fast),
+    from scipy.special import erf as _erf64   # else math.erf element by element; both accurate to
+except ImportError:                       # float64 rounding, so the float32 results agree
+    _erf64 = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def _erf(x):
-    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype)
+    return _erf64(x.astype(np.float64)).astype(x.dtype, copy=False)
+
+
+_F64: dict[int, tuple] = {}               # id -> (weak reference, float64 copy) of read-only arrays
+_F64_LIMIT = 2 << 30                      # bytes of float64 copies kept at most
+_f64_bytes = [0]
+
+
+def _f64w(a):
+    """``a`` in float64. Read-only arrays (the importer's constants: weights) are converted once and
+    the copy kept while the array lives (up to _F64_LIMIT bytes); writeable ones every time."""
+    if a.dtype == np.float64:
+        return a
+    if a.flags.writeable:
+        return a.astype(np.float64)
+    key = id(a)
+    hit = _F64.get(key)
+    if hit is not None and hit[0]() is a:
+        return hit[1]
+    out = a.astype(np.float64)
+    if _f64_bytes[0] + out.nbytes <= _F64_LIMIT:
+        import weakref
+
+        def _drop(_, key=key, n=out.nbytes):
+            if _F64.pop(key, None) is not None:
+                _f64_bytes[0] -= n
+        try:
+            _F64[key] = (weakref.ref(a, _drop), out)
+            _f64_bytes[0] += out.nbytes
+        except TypeError:
+            pass
+    return out
 
 
 _UNARY = {
-    "nn.relu": lambda x: np.maximum(x, 0).astype(x.dtype),
+    "nn.relu": lambda x: np.maximum(x, 0).astype(x.dtype, copy=False),
     "sigmoid": _sigmoid,
     "tanh": np.tanh,
     "exp": np.exp,
@@ -117,7 +156,7 @@ _UNARY = {
     "negative": np.negative,
     "abs": np.abs,
     "erf": _erf,
-    "nn.silu": lambda x: (x * _sigmoid(x)).astype(x.dtype),
+    "nn.silu": lambda x: np.multiply(x, _sigmoid(x)).astype(x.dtype, copy=False),
     "nn.gelu": lambda x: (0.5 * x * (1.0 + _erf(x / np.float32(math.sqrt(2.0))))).astype(x.dtype),
     "nn.hardswish": lambda x: (x * np.clip(x + 3, 0, 6) / 6).astype(x.dtype),
     "nn.dropout": lambda x: x,                       # identity at inference
@@ -128,7 +167,9 @@ for _name, _f in _UNARY.items():
 
 @_op("clip", 1, {"a_min": 0.0, "a_max": 6.0}, _same)
 def _clip(x, a_min, a_max):
-    return np.clip(x, a_min, a_max).astype(x.dtype)
+    """min(max(x, a_min), a_max) (as numpy's clip; NaN stays NaN)."""
+    y = np.maximum(x, a_min)
+    return np.minimum(y, a_max, out=y if y.dtype == np.result_type(y, a_max) else None).astype(x.dtype, copy=False)
 
 
 # ----------------------------------------------------------------------------- dense / matmul
@@ -140,7 +181,10 @@ def _dense_shape(shapes, attrs):
 
 @_op("nn.dense", 2, shape=_dense_shape)
 def _dense(x, w):
-    return (x.astype(np.float64) @ w.T.astype(np.float64)).astype(x.dtype)
+    """x[..., K] @ w[N, K].T, float64 accumulation rounded once to x's type (one BLAS product
+    over all leading axes)."""
+    y = x.reshape(-1, x.shape[-1]).astype(np.float64) @ _f64w(w).T
+    return y.reshape(x.shape[:-1] + (w.shape[0],)).astype(x.dtype)
 
 
 def _matmul_shape(shapes, attrs):
@@ -180,7 +224,7 @@ def _bias_add_shape(shapes, attrs):
 @_op("nn.bias_add", 2, {"axis": 1}, _bias_add_shape)
 def _bias_add(x, b, axis):
     ax = axis % x.ndim
-    return (x + b.reshape((-1,) + (1,) * (x.ndim - ax - 1))).astype(x.dtype)
+    return np.add(x, b.reshape((-1,) + (1,) * (x.ndim - ax - 1))).astype(x.dtype, copy=False)
 
 
 # ----------------------------------------------------------------------------- convolution and pooling
@@ -239,6 +283,13 @@ def _pads_nd(p, nd):
     return p[:nd], p[nd:]
 
 
+def _zero_pad(x, before, after):
+    """x[N, C, *S] with zeros before and after each spatial axis (np.pad without its overhead)."""
+    out = np.zeros(x.shape[:2] + tuple(d + b + a for d, b, a in zip(x.shape[2:], before, after)), x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(b, b + d) for d, b in zip(x.shape[2:], before))] = x
+    return out
+
+
 def _conv_out_sizes(x, w, strides, before, after, dilation):
     out = tuple((d + b + a - dl * (k - 1) - 1) // s + 1
                 for d, k, s, b, a, dl in zip(x[2:], w[2:], strides, before, after, dilation))
@@ -248,31 +299,59 @@ def _conv_out_sizes(x, w, strides, before, after, dilation):
 
 def _conv_core(x, w, strides, before, after, dilation, groups):
     """N-d cross-correlation (ONNX Conv / Relay nn.conv{1,2,3}d): x[N, C, *S], w[O, C/groups, *K]
-    -> [N, O, *OS]. Im2col into a float64 column array (one strided gather that also converts), one
-    BLAS matrix product per batch of groups (depthwise: a vectorised reduction over the taps), the
-    float64 sums rounded once to the result type."""
+    -> [N, O, *OS]. The columns (im2col: [C/groups * K, OS] per image and group) are gathered
+    once into float64 (one strided copy per kernel tap, converting as it copies; a 1x1 stride-1
+    kernel reads x itself), then one BLAS float64 matrix product per image and group batch
+    (depthwise: a vectorised multiply-add over the taps); the float64 sums are rounded once to
+    the result type. Weights are converted to float64 once per constant (:func:`_f64w`)."""
     nd = x.ndim - 2
     if any(before) or any(after):
-        x = np.pad(x, ((0, 0), (0, 0)) + tuple(zip(before, after)))
+        x = _zero_pad(x, before, after)
     n, c = x.shape[:2]
     o, cg = w.shape[:2]
-    kernel = w.shape[2:]
+    kernel = tuple(w.shape[2:])
     out = _conv_out_sizes(x.shape, w.shape, strides, (0,) * nd, (0,) * nd, dilation)
-    win = _windows_nd(x, kernel, strides, dilation, out)          # (N, C, *out, *K)
     g, og = groups, o // groups
     kk, length = int(np.prod(kernel, dtype=np.int64)), int(np.prod(out, dtype=np.int64))
-    cols = np.empty((n, g, cg) + tuple(kernel) + tuple(out), np.float64)
-    perm = (0, 1, 2) + tuple(range(3 + nd, 3 + 2 * nd)) + tuple(range(3, 3 + nd))
-    cols[...] = win.reshape((n, g, cg) + tuple(out) + tuple(kernel)).transpose(perm)
-    cols = cols.reshape(n, g, cg * kk, length)
-    wm = w.reshape(g, og, cg * kk).astype(np.float64)
-    if g == 1:
-        res = np.matmul(wm[0], cols[:, 0])[:, None]                # (N, 1, O, L)
-    elif og == 1:
-        res = np.einsum("ngkl,gk->ngl", cols, wm[:, 0])[:, :, None]
+    rtype = np.result_type(x, w)
+    wm = _f64w(w).reshape(g, og, cg * kk)
+    if og == 1 and cg == 1 and g > 1 and length <= 256:   # depthwise, small maps: channels innermost
+        xt = np.moveaxis(x, 1, -1).astype(np.float64)        # [N, *S, C]
+        wt = np.ascontiguousarray(wm.reshape(c, kk).T)       # [K, C]
+        acc = np.zeros((n,) + out + (c,))
+        tmp = np.empty_like(acc)
+        for j, k in enumerate(np.ndindex(*kernel)):
+            tap = xt[(slice(None),) + tuple(slice(kk_ * dl, kk_ * dl + st * (o_ - 1) + 1, st)
+                                            for kk_, dl, st, o_ in zip(k, dilation, strides, out))]
+            np.multiply(tap, wt[j], out=tmp)
+            acc += tmp
+        return np.moveaxis(acc, -1, 1).astype(rtype)
+    if og == 1 and cg == 1 and g > 1:                 # depthwise: multiply-add over the taps, channel blocks
+        res = np.empty((n, c) + out, rtype)           # whose float64 sums stay in cache
+        wt = wm.reshape(c, kk)
+        step = max(1, (1 << 16) // max(length, 1))
+        for b0 in range(0, c, step):
+            b1 = min(c, b0 + step)
+            acc = np.zeros((n, b1 - b0) + out)
+            tmp = np.empty_like(acc)
+            wb = wt[b0:b1].reshape((1, b1 - b0) + (1,) * nd + (kk,))
+            for j, tap in enumerate(_taps(x[:, b0:b1], kernel, strides, dilation, out)):
+                np.multiply(tap, wb[..., j], out=tmp)
+                acc += tmp
+            res[:, b0:b1] = acc
+        return res
+    if kk == 1 and all(s == 1 for s in strides):     # 1x1, stride 1: the columns are x itself
+        cols = x.reshape(n, g, cg, length).astype(np.float64)
     else:
-        res = np.matmul(wm[None], cols)                            # (N, G, Og, L)
-    return res.reshape((n, o) + tuple(out)).astype(np.result_type(x, w))
+        cols = np.empty((n, c) + kernel + out, np.float64)
+        for k, tap in zip(np.ndindex(*kernel), _taps(x, kernel, strides, dilation, out)):
+            cols[(slice(None), slice(None)) + k] = tap
+        cols = cols.reshape(n, g, cg * kk, length)
+    if g == 1:
+        res = np.matmul(wm[0], cols[:, 0])                               # (N, O, L)
+    else:
+        res = np.matmul(wm[None], cols)                                   # (N, G, Og, L)
+    return res.reshape((n, o) + out).astype(rtype, copy=False)
 
 
 @_op("nn.conv2d", 2, {"strides": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1,
@@ -466,7 +545,10 @@ def _batch_norm(x, gamma, beta, mean, var, axis, epsilon):
     shp = [1] * x.ndim
     shp[axis % x.ndim] = -1
     scale = (gamma / np.sqrt(var + epsilon)).reshape(shp)
-    return ((x - mean.reshape(shp)) * scale + beta.reshape(shp)).astype(x.dtype)
+    t = np.subtract(x, mean.reshape(shp))              # (x - mean) * scale + beta, in place
+    t *= scale
+    t += beta.reshape(shp)
+    return t.astype(x.dtype, copy=False)
 
 
 def _ln_shape(shapes, attrs):
@@ -711,15 +793,16 @@ def _lstm(x, w, r, b=None, h0=None, c0=None, _cell=False):
     states [1, B, H]; returns the sequence output Y[T, 1, B, H] (float64 inside, float32 out)."""
     T, B, _ = x.shape
     H = r.shape[2]
-    W, R = w[0].astype(np.float64), r[0].astype(np.float64)
+    W, R = _f64w(w)[0], _f64w(r)[0]
     bias = np.zeros(4 * H) if b is None else b[0, :4 * H].astype(np.float64) + b[0, 4 * H:].astype(np.float64)
     h = np.zeros((B, H)) if h0 is None else h0[0].astype(np.float64)
     c = np.zeros((B, H)) if c0 is None else c0[0].astype(np.float64)
     sig = lambda v: 1.0 / (1.0 + np.exp(-v))    # noqa: E731
     out = np.empty((T, 1, B, H), np.float64)
-    xw = x.astype(np.float64) @ W.T + bias
+    xw = (x.reshape(T * B, -1).astype(np.float64) @ W.T).reshape(T, B, 4 * H) + bias
+    RT = R.T
     for t in range(T):
-        g = xw[t] + h @ R.T
+        g = xw[t] + h @ RT
         i, o, f, cc = sig(g[:, :H]), sig(g[:, H:2 * H]), sig(g[:, 2 * H:3 * H]), np.tanh(g[:, 3 * H:])
         c = f * c + i * cc
         h = o * np.tanh(c)
@@ -1461,7 +1544,7 @@ def _rnn_shape(gates, name):
 
 def _rnn_prep(x, w, r, b, h0, gates):
     hd = r.shape[2]
-    W, R = _f64(w[0]), _f64(r[0])
+    W, R = _f64w(w)[0], _f64w(r)[0]
     bias = np.zeros(2 * gates * hd) if b is None else _f64(b[0])
     h = np.zeros((x.shape[1], hd)) if h0 is None else _f64(h0[0])
     return hd, W, R, bias[:gates * hd], bias[gates * hd:], h
