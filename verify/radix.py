@@ -12,8 +12,9 @@ equality ``a = b`` between 32-bit terms:
    of the V-monomials) and ``row``, ``col`` free of V;
 3. the rewrite is applied only when it is valid: interval bounds (from bit widths and the bound
    facts ``x <u e`` of the context) show ``ub(row)·ub(K) + ub(col) < 2^w`` on both sides (so no
-   term wraps and the bit-vector values are the integer values), and the solver shows
-   ``col <u K`` on both sides under the context (a linear query). Then, by uniqueness of Euclidean
+   term wraps and the bit-vector values are the integer values), and ``col <u K`` holds on both
+   sides under the context: by bounds (``ub(col) < lb(K)``, lower bounds from the facts
+   ``x ≥u e``) or else shown by the solver (a linear query). Then, by uniqueness of Euclidean
    division, ``a = b ⇔ row1 = row2 ∧ col1 = col2``.
 
 Every rewrite is thus an equivalence under the clause's hypothesis; equalities that fail a
@@ -102,12 +103,25 @@ def _bound_facts(ctx: list[Expr]) -> dict[int, list[Expr]]:
     return out
 
 
+def _lower_facts(ctx: list[Expr]) -> dict[int, list[Expr]]:
+    """uid of x -> the e of context facts ``x >u e`` / ``x ≥u e`` (strict or not)."""
+    out: dict[int, list] = defaultdict(list)
+    for c in ctx:
+        if c.op in (Op.UGT, Op.UGE):
+            out[c.args[0].uid].append((c.args[1], c.op is Op.UGT))
+        elif c.op in (Op.ULT, Op.ULE):
+            out[c.args[1].uid].append((c.args[0], c.op is Op.ULT))
+    return out
+
+
 class Intervals:
     """Upper bounds (as Python ints) of bit-vector terms from widths and context facts."""
 
     def __init__(self, ctx: list[Expr]):
         self.facts = _bound_facts(ctx)
+        self.lower = _lower_facts(ctx)
         self.memo: dict[int, int] = {}
+        self.lmemo: dict[int, int] = {}
 
     def ub(self, e: Expr, depth: int = 0) -> int:
         hit = self.memo.get(e.uid)
@@ -122,6 +136,52 @@ class Intervals:
                 best = min(best, max(b, 0))
         self.memo[e.uid] = best
         return best
+
+    def lb(self, e: Expr, depth: int = 0) -> int:
+        """A lower bound (Python int) of the bit-vector value of ``e``: from constants, ``zext``,
+        sums and products that cannot wrap (their upper bounds stay below 2^w) and the context's
+        facts ``x ≥u e``, ``x >u e``, ``e ≤u x``, ``e <u x``."""
+        hit = self.lmemo.get(e.uid)
+        if hit is not None:
+            return hit
+        best = 0
+        if depth < 6:
+            op, a = e.op, e.args
+            full = (1 << e.sort.width) - 1
+            if op is Op.CONST:
+                best = e.payload
+            elif op is Op.ZEXT:
+                best = self.lb(a[0], depth + 1)
+            elif op in (Op.ADD, Op.MUL) or (op is Op.SHL and a[1].op is Op.CONST):
+                if self.ub(e, depth) < full or self._no_wrap(e, depth):
+                    x = self.lb(a[0], depth + 1)
+                    y = (1 << a[1].payload) if op is Op.SHL else self.lb(a[1], depth + 1)
+                    best = x + y if op is Op.ADD else x * y
+            for bound, strict in self.lower.get(e.uid, ()):
+                best = max(best, self.lb(bound, depth + 1) + (1 if strict else 0))
+        best = min(best, (1 << e.sort.width) - 1)
+        self.lmemo[e.uid] = best
+        return best
+
+    def _no_wrap(self, e: Expr, depth: int) -> bool:
+        """The integer value of a sum / product of the operands' upper bounds fits the width."""
+        a = e.args
+        x = self.ub(a[0], depth + 1)
+        y = (1 << a[1].payload) if e.op is Op.SHL else self.ub(a[1], depth + 1)
+        return (x + y if e.op is Op.ADD else x * y) < (1 << e.sort.width)
+
+    def poly_lb(self, P: "Polys", p: Poly) -> int:
+        """A lower bound of a polynomial whose coefficients are all positive and whose upper bound
+        (:meth:`poly`) fits the width (so it does not wrap); 0 otherwise."""
+        if self.poly(P, p) >= (1 << P.w) or any(c >= (1 << (P.w - 1)) for c in p.values()):
+            return 0
+        total = 0
+        for m, c in p.items():
+            t = c
+            for uid in m:
+                t *= self.lb(P.atoms[uid])
+            total += t
+        return total
 
     def _structural(self, e: Expr, depth: int) -> int:
         op, a = e.op, e.args
@@ -194,7 +254,10 @@ class RadixRewriter:
                 continue
             kx = P.expr(radix)
             col_e = [P.expr(c) for c in cols]
-            if not all(self.lt(c, kx) for c in col_e):
+            k_lb = self.iv.poly_lb(P, radix)       # col <u K by bounds alone (no solver) when possible
+            if any(self.iv.poly(P, c) >= (1 << w) - 1 and self.iv.poly(P, c) >= k_lb for c in cols):
+                continue                            # a column nothing bounds: not asked (no rewrite)
+            if not all(self.iv.poly(P, c) < k_lb or self.lt(ce, kx) for c, ce in zip(cols, col_e)):
                 continue
             self.rewrites += 1
             return land(P.expr(rows[0]).eq(P.expr(rows[1])), col_e[0].eq(col_e[1]))

@@ -133,6 +133,7 @@ class AtomOracle:
         self.ctx = ctx
         self._solver = None
         self.memo: dict[int, Expr] = {}
+        self.valid: dict[int, bool] = {}      # holds(): atom uid -> implied by the context
         self.queries = 0
 
     def _get(self):
@@ -167,6 +168,38 @@ class AtomOracle:
         self.memo[a.uid] = out
         return out
 
+    def holds(self, a: Expr) -> bool:
+        """``ctx → a`` is valid (one query, memoised; a timeout counts as not shown)."""
+        hit = self.valid.get(a.uid)
+        if hit is None:
+            hit = self.valid[a.uid] = self._unsat(self.enc.mgr.Not(self.enc.encode(a)))
+        return hit
+
+    def prove_all(self, atoms: list[Expr]) -> None:
+        """Find which of ``atoms`` the context implies with few queries: ``ctx ∧ ¬(a1 ∧ ... ∧ an)``
+        unsat shows them all; a model refutes every atom false in it (not implied), and the rest
+        are asked again (as Houdini does). Results go to the memo :meth:`holds` reads."""
+        mgr = self.enc.mgr
+        todo = [a for a in dict.fromkeys(atoms) if a.uid not in self.valid]
+        while todo:
+            encs = [self.enc.encode(a) for a in todo]
+            s = self._get()
+            self.queries += 1
+            try:
+                sat = s.solve(assumptions=[mgr.Not(mgr.And(encs))])
+            except Exception:                  # unknown: leave them to one query each
+                return
+            if not sat:
+                for a in todo:
+                    self.valid[a.uid] = True
+                return
+            false = [a for a, e in zip(todo, encs) if not s.get_py_value(e)]
+            if not false:                       # cannot happen (the model falsifies the conjunction)
+                return
+            for a in false:
+                self.valid[a.uid] = False
+            todo = [a for a in todo if a.uid not in self.valid]
+
     def close(self):
         if self._solver is not None:
             self._solver.exit()
@@ -183,4 +216,9 @@ def radix(formula: Expr, data_vars: set[int], oracles: dict, *, solver: str, tim
     orc = oracles.get(key)
     if orc is None:
         orc = oracles[key] = AtomOracle(ctx, solver=solver, timeout=timeout)
-    return RadixRewriter(ctx, lambda x, y: orc.decide(x.ult(y)) is TRUE)(formula)
+    # a dry run collects the side conditions col <u K the rewrite would ask, proved together in
+    # a few queries (AtomOracle.prove_all); the rewrite then reads their answers
+    asked: list[Expr] = []
+    RadixRewriter(ctx, lambda x, y: asked.append(x.ult(y)) and False)(formula)
+    orc.prove_all(asked)
+    return RadixRewriter(ctx, lambda x, y: orc.holds(x.ult(y)))(formula)

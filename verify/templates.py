@@ -13,7 +13,8 @@ at each of its constants k) and ``q = k ∧ x ≠ 0`` (x a counter):
 * registers (variables updated to a non-constant expression ``e`` by an instruction that steps
   counters by d): ``g → r = e[x := x − d]`` (the value the instruction left, expressed in the
   current counters);
-* control: ``g → q ∈ {constants}`` and, for one-bit variables b, ``b = c → q = k``.
+* control: ``g → q ∈ {constants}`` and, for one-bit variables b, ``b = c → q = k`` (a
+  configuration register compared with constants, such as a mode, is not a control variable).
 
 Houdini keeps the inductive subset; what the templates cannot express must come from elsewhere
 (the relational cell conjuncts of a mapping family).
@@ -49,6 +50,10 @@ def loop_candidates(sysm, start: dict) -> list[Expr]:
             if n.op is Op.EQ and n.args[0].op is Op.VAR and n.args[0].uid in loop and n.args[1].op is Op.CONST \
                     and not n.args[0].sort.is_bool and n.args[0].sort.width > 1:
                 codes.setdefault(n.args[0], set()).add(n.args[1].payload)
+    # a configuration register compared with constants (a mode) is not a control variable: the
+    # loop never writes it, so guards on its other values are vacuous and its own value is a
+    # configuration candidate already
+    codes = {q: ks for q, ks in codes.items() if q not in config}
     for q in codes:
         for upd in sysm.next_by_instr:
             e = upd.get(q, q)
