@@ -281,7 +281,9 @@ def _load_file(p: pathlib.Path) -> list[dict]:
 
 
 def _key(e: dict) -> tuple:
-    return e["mapping"], e["method"], e["scope"], e.get("solver", "")
+    """What one entry is about: mapping, method, scope, solver, and for a call certificate
+    (``compile.certify``) its subject; a new entry replaces an older one of the same key."""
+    return e["mapping"], e["method"], e["scope"], e.get("solver", ""), e.get("subject_digest", "")
 
 
 def _layered(path=None) -> list[tuple[str, dict]]:
