@@ -32,6 +32,8 @@ MODULES: dict[str, str] = {
     "hlscnn.conv2d_nchw_w8": "mappings.hlscnn.conv2d_nchw_w8",
     "vta.add": "mappings.vta.add",
     "vta.dense": "mappings.vta.dense",
+    # the front-end's dense with bias as it is (bias added on the host after dequantisation)
+    "vta.dense_bias": "mappings.vta.dense_bias",
     "vta.gemm": "mappings.vta.gemm",
     "vta.relu": "mappings.vta.relu",
 }

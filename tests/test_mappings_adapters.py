@@ -72,6 +72,11 @@ def _dense(s, n):
     return Graph([x], [call("nn.dense", x, const(n["w"]))]), {"x": n["x"]}
 
 
+def _dense_bias(s, n):
+    x = var("x", (s["N"], s["K"]))
+    return Graph([x], [call("nn.bias_add", call("nn.dense", x, const(n["w"])), const(n["b"]), axis=-1)]), {"x": n["x"]}
+
+
 def _gemm(s, n):
     x, w = var("x", (s["N"], s["K"]), "int32"), var("w", (s["M"], s["K"]), "int32")
     return Graph([x, w], [call("nn.dense", x, w)]), {"x": n["x"], "w": n["w"]}
@@ -82,7 +87,7 @@ BUILD = {"flexasr.linear": _linear, "flexasr.layernorm": _layernorm, "flexasr.at
          "flexasr.lstm": _lstm, "flexasr.maxpool": _pool("nn.max_pool2d"), "flexasr.meanpool": _pool("nn.avg_pool2d"),
          "hlscnn.conv2d": _conv, "hlscnn.conv2d_w8": _conv, "vta.add": _elementwise("add"),
          "vta.relu": _elementwise("relu"), "vta.gemm": _gemm, "vta.dense": _dense,
-         "hlscnn.conv2d_nchw": _conv_nchw, "hlscnn.conv2d_nchw_w8": _conv_nchw}
+         "hlscnn.conv2d_nchw": _conv_nchw, "hlscnn.conv2d_nchw_w8": _conv_nchw, "vta.dense_bias": _dense_bias}
 MATCHABLE = [n for n in names() if get(n).match_shape is not None]
 
 
