@@ -18,6 +18,8 @@ MODULES: dict[str, str] = {
     "flexasr.attention": "mappings.flexasr.attention",
     "flexasr.layernorm": "mappings.flexasr.layernorm",
     "flexasr.linear": "mappings.flexasr.linear",
+    # the front-end's dense with bias at any I, O (zero padding to FlexASR's vector sizes in the program)
+    "flexasr.linear_pad": "mappings.flexasr.linear_pad",
     "flexasr.lstm": "mappings.flexasr.lstm",
     "flexasr.maxpool": "mappings.flexasr.maxpool",
     # chain mappings (Mapping.fuses): consecutive pools fused into one program; certified before

@@ -87,7 +87,8 @@ BUILD = {"flexasr.linear": _linear, "flexasr.layernorm": _layernorm, "flexasr.at
          "flexasr.lstm": _lstm, "flexasr.maxpool": _pool("nn.max_pool2d"), "flexasr.meanpool": _pool("nn.avg_pool2d"),
          "hlscnn.conv2d": _conv, "hlscnn.conv2d_w8": _conv, "vta.add": _elementwise("add"),
          "vta.relu": _elementwise("relu"), "vta.gemm": _gemm, "vta.dense": _dense,
-         "hlscnn.conv2d_nchw": _conv_nchw, "hlscnn.conv2d_nchw_w8": _conv_nchw, "vta.dense_bias": _dense_bias}
+         "hlscnn.conv2d_nchw": _conv_nchw, "hlscnn.conv2d_nchw_w8": _conv_nchw, "vta.dense_bias": _dense_bias,
+         "flexasr.linear_pad": _linear}
 MATCHABLE = [n for n in names() if get(n).match_shape is not None]
 
 
