@@ -169,7 +169,8 @@ for _name, _f in _UNARY.items():
 def _clip(x, a_min, a_max):
     """min(max(x, a_min), a_max) (as numpy's clip; NaN stays NaN)."""
     y = np.maximum(x, a_min)
-    return np.minimum(y, a_max, out=y if y.dtype == np.result_type(y, a_max) else None).astype(x.dtype, copy=False)
+    inplace = isinstance(y, np.ndarray) and y.ndim > 0 and y.dtype == np.result_type(y, a_max)
+    return np.asarray(np.minimum(y, a_max, out=y if inplace else None)).astype(x.dtype, copy=False)
 
 
 # ----------------------------------------------------------------------------- dense / matmul
