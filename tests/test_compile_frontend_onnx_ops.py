@@ -149,3 +149,17 @@ def test_intermediate_values_can_be_returned():
     m = _model(nodes, [_vi("x", [3])], [_vi("y", None)])
     r, y = run(from_onnx(m, outputs=["r", "y"]), {"x": np.array([-1, 0, 2], np.float32)})
     assert r.tolist() == [0, 0, 2] and y.tolist() == [0, 0, -2]
+
+
+def test_if_inlines_the_branch_its_condition_selects():
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [], [_vi("t", [3])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [_vi("e", [3])])
+    node = helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g, name="if")
+    m = _model([node], [_vi("c", [], TensorProto.BOOL), _vi("x", [3])], [_vi("y", [3])])
+    with pytest.raises(DataDependentShapeError, match="If node 'if': the condition"):
+        from_onnx(m)
+    x = np.array([-1, 0, 2], np.float32)
+    for c, want in ((True, [0, 0, 2]), (False, [1, 0, -2])):
+        g = from_onnx(m, bind={"c": np.array(c)})
+        assert run(g, {"x": x})[0].tolist() == want
+        assert {n.op for n in g.nodes} == {"nn.relu" if c else "negative"}

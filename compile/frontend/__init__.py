@@ -1,7 +1,7 @@
 """Front-ends, TVM-style: :func:`from_onnx` (ONNX -> tensor IR) and :func:`from_torch` (a
 ``torch.nn.Module`` with example inputs, through the ONNX exporter into the same importer; needs
 the ``torch`` extra)."""
-from compile.frontend.onnx import from_onnx
+from compile.frontend.onnx import DataDependentShapeError, from_onnx
 
 
 def from_torch(module, example_inputs, *, name: str | None = None):
@@ -10,4 +10,4 @@ def from_torch(module, example_inputs, *, name: str | None = None):
     return _from_torch(module, example_inputs, name=name)
 
 
-__all__ = ["from_onnx", "from_torch"]
+__all__ = ["DataDependentShapeError", "from_onnx", "from_torch"]

@@ -1214,6 +1214,43 @@ def _window(kind):
     return fold
 
 
+# ----------------------------------------------------------------------------- control flow, data-dependent
+@_reg("If")
+def _if(im, n, xs, a):
+    """The branch the (constant) condition selects, inlined: its nodes are converted in place."""
+    cond = bool(np.asarray(im.const(0, "the condition")).reshape(-1)[0])
+    branch = a["then_branch" if cond else "else_branch"]
+    from onnx import numpy_helper
+    for init in branch.initializer:
+        im.env[init.name] = _const(numpy_helper.to_array(init), name=init.name, source=init.name)
+    saved = (im.k, im.n, im.src)
+    _convert_nodes(im, branch.node, prefix=f"{im.src}/")
+    im.k, im.n, im.src = saved
+    outs = tuple(im.get(o.name, n) for o in branch.output)
+    if len(outs) != len(n.output):
+        im.refuse(f"the branch gives {len(outs)} outputs for {len(n.output)}")
+    return outs
+
+
+@_reg("Unique", since=11)
+def _unique(im, n, xs, a):
+    """Unique on constant data (its output shape depends on the values): Y, indices,
+    inverse_indices, counts; sorted, or in order of first occurrence."""
+    x = np.asarray(im.const(0, "the data (the output's shape depends on its values)"))
+    axis = a.get("axis")
+    flat = x.reshape(-1) if axis is None else x
+    y, idx, inv, cnt = np.unique(flat, return_index=True, return_inverse=True, return_counts=True,
+                                 axis=None if axis is None else int(axis))
+    inv = inv.reshape(-1)
+    if not a.get("sorted", 1):
+        order = np.argsort(idx, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        y = np.take(y, order, axis=0 if axis is None else int(axis))
+        idx, cnt, inv = idx[order], cnt[order], rank[inv]
+    return tuple(_const(v) for v in (y, idx.astype(np.int64), inv.astype(np.int64), cnt.astype(np.int64)))
+
+
 # ----------------------------------------------------------------------------- constants (folded at import)
 def _fold_only(fn):
     def conv(im, n, xs, a):
@@ -1284,11 +1321,49 @@ def _size(im, n, xs, a):
 
 
 # ----------------------------------------------------------------------------- the entry point
+def _convert_nodes(im, nodes, prefix: str = ""):
+    """Convert ``nodes`` in order into ``im.env`` (the model's graph, or a branch inlined by If)."""
+    label = im.name
+    for k, nd in enumerate(nodes):
+        im.k, im.n, im.src = k, nd, nd.name or f"{prefix}{nd.op_type}#{k}"
+        _check_attrs(im, nd)
+        xs = [im.get(i, nd) for i in nd.input if i]
+        a = _attrs(nd)
+        conv = converter(nd.domain, nd.op_type, im.opsets.get(_domain(nd.domain), 1))
+        out = None
+        if xs and all(isinstance(x, Const) for x in xs) and nd.op_type not in _NO_FOLD:
+            out = _fold(im, conv, nd, xs, a)
+        if out is None:
+            out = conv(im, nd, xs, a)
+        outs = out if isinstance(out, tuple) else (out,)
+        for j in range(len(outs), len(nd.output)):
+            if nd.output[j]:
+                im.env[nd.output[j]] = _Unsupported(f"{label}: {nd.op_type} {im.where(nd)}: output {j} "
+                                                    f"({nd.output[j]!r}) is used; only the first {len(outs)} "
+                                                    "supported")
+        for j, o in enumerate(outs):
+            if j < len(nd.output) and nd.output[j]:
+                im.env[nd.output[j]] = o
+
+
+_NO_FOLD = ("Shape", "Size", "If")          # converters that need no folding (or may not be folded)
+
+
+def _all_nodes(graph):
+    """The graph's nodes and, recursively, those of the branches of its If nodes."""
+    for nd in graph.node:
+        yield nd
+        if nd.op_type == "If":
+            for at in nd.attribute:
+                if at.type == 5:
+                    yield from _all_nodes(at.g)
+
+
 def _check_attrs(im, nd):
     for at in nd.attribute:
         if at.ref_attr_name:
             im.refuse("attribute references (function bodies)", nd)
-        if at.type in (5, 10):                                  # GRAPH, GRAPHS: control flow
+        if at.type in (5, 10) and nd.op_type != "If":           # GRAPH, GRAPHS: control flow
             im.refuse(f"graph attribute {at.name!r} (control flow)", nd)
 
 
@@ -1313,7 +1388,7 @@ def from_onnx(model_or_path, *, name: str | None = None, bind: dict | None = Non
     g = model.graph
     opsets = {_domain(o.domain): o.version for o in model.opset_import}
     bad: dict[str, list[str]] = {}
-    for k, nd in enumerate(g.node):
+    for k, nd in enumerate(_all_nodes(g)):
         dom = _domain(nd.domain)
         if converter(dom, nd.op_type, opsets.get(dom, 1)) is None:
             key = nd.op_type if not dom else f"{dom}.{nd.op_type}"
@@ -1358,26 +1433,7 @@ def from_onnx(model_or_path, *, name: str | None = None, bind: dict | None = Non
         v = var(inp.name, dims, dt, source=inp.name)
         im.env[inp.name] = v
         inputs.append(v)
-    for k, nd in enumerate(g.node):
-        im.k, im.n, im.src = k, nd, nd.name or f"{nd.op_type}#{k}"
-        _check_attrs(im, nd)
-        xs = [im.get(i, nd) for i in nd.input if i]
-        a = _attrs(nd)
-        conv = converter(nd.domain, nd.op_type, im.opsets.get(_domain(nd.domain), 1))
-        out = None
-        if xs and all(isinstance(x, Const) for x in xs) and nd.op_type not in ("Shape", "Size"):
-            out = _fold(im, conv, nd, xs, a)
-        if out is None:
-            out = conv(im, nd, xs, a)
-        outs = out if isinstance(out, tuple) else (out,)
-        for k in range(len(outs), len(nd.output)):
-            if nd.output[k]:
-                im.env[nd.output[k]] = _Unsupported(f"{label}: {nd.op_type} {im.where(nd)}: output {k} "
-                                                    f"({nd.output[k]!r}) is used; only the first {len(outs)} "
-                                                    "supported")
-        for k, o in enumerate(outs):
-            if k < len(nd.output) and nd.output[k]:
-                im.env[nd.output[k]] = o
+    _convert_nodes(im, g.node)
     want = outputs if outputs is not None else [o.name for o in g.output]
     missing = [o for o in want if o not in im.env]
     if missing:

@@ -4,13 +4,17 @@ and defaults), its shape rule and its host semantics in numpy (float32; int64 fo
 Names and attributes follow TVM Relay (``nn.conv2d`` with ``strides``, ``padding``, ``dilation``,
 ``groups``; ``nn.max_pool2d`` with ``pool_size``, ...), so the mappings' IR patterns
 (``python -m verify.mapping --list``) read the same. Layouts are Relay's defaults: NCHW
-activations, OIHW weights; ``nn.dense(x[..., K], w[N, K]) = x @ w.T``. Convolutions and dense
-layers accumulate in float64 and round once to float32 (so equal mathematical results are equal
-bit for bit, whatever order a BLAS kernel sums in). Semantics: the ONNX
-operator specification where an ONNX operator maps onto the IR one, Relay's otherwise.
+activations, OIHW weights; ``nn.dense(x[..., K], w[N, K]) = x @ w.T``. Convolutions (1-D to 3-D,
+grouped, depthwise, transposed), dense layers, matrix products of Einsum, recurrent layers and
+normalisations accumulate in float64 and round once to float32 (so equal mathematical results are
+equal bit for bit, whatever order a BLAS kernel sums in, up to the rare float64 sum that lands on
+a float32 rounding boundary); the float64 copy of a read-only (constant) weight is made once and
+kept while the array lives (:func:`_f64w`). Semantics: the ONNX operator specification where an
+ONNX operator maps onto the IR one (each operator's docstring names it), Relay's otherwise.
 
 :func:`infer` checks operand shapes when a node is built (ShapeMismatchError naming the
-operator, the shapes and the source); :func:`evaluate` runs the numpy semantics.
+operator, the shapes and the source); :func:`result_dtype` gives the result's dtype;
+:func:`evaluate` runs the numpy semantics.
 """
 from __future__ import annotations
 
