@@ -16,14 +16,14 @@ from compile.runtime import run as run_graph
 SAMPLE = ("lrn", "gru", "rnn", "resize", "where", "greater", "reducemax", "reducel2", "mod", "einsum", "trilu", "elu",
           "selu", "leakyrelu", "hardsigmoid", "convtranspose", "expand", "reshape", "cumsum", "topk", "onehot",
           "instance_normalization", "groupnormalization", "depthtospace", "gatherelements", "scatterelements",
-          "dynamicquantizelinear", "clip", "unique", "if_")
+          "dynamicquantizelinear", "clip", "unique", "if_", "attention")
 
 
 def test_sample_of_new_operators_pass():
     out, _ = run_modules(SAMPLE, r"^test_(lrn|gru|rnn|resize|where|greater|reduce_max|reduce_l2|mod|einsum|tril|triu|"
                                  r"elu|selu|leakyrelu|hardsigmoid|convtranspose|expand|reshape|cumsum|top_k|onehot|"
                                  r"instancenorm|group_normalization|depthtospace|gather_elements|scatter_elements|"
-                                 r"dynamicquantizelinear|clip|unique|if)")
+                                 r"dynamicquantizelinear|clip|unique|if|attention_4d_gqa|attention_3d_causal)")
     assert len(out) >= 150, len(out)
     assert not {n: d for n, (s, d) in out.items() if s == "FAIL"}
     good = [n for n, (s, _) in out.items() if s in ("pass", "specialised")]

@@ -1078,6 +1078,47 @@ def _recurrent(im, n, xs, a):
     return (y, yh, yc) if kind == "LSTM" else (y, yh)
 
 
+# ----------------------------------------------------------------------------- attention
+@_reg("Attention", since=23)
+def _attention(im, n, xs, a):
+    q, k, v = im.arg(0), im.arg(1), im.arg(2)
+    mask, past_k, past_v = im.arg(3), im.arg(4), im.arg(5)
+    nonpad = im.arg(6) if im.opset >= 24 else None
+    if (past_k is None) != (past_v is None):
+        im.refuse("past_key without past_value (or the reverse)")
+    if nonpad is not None and past_k is not None:
+        im.refuse("nonpad_kv_seqlen with a past cache")
+    three_d = _rank(q) == 3
+    if three_d:
+        if "q_num_heads" not in a or "kv_num_heads" not in a:
+            im.refuse("3-D inputs without q_num_heads / kv_num_heads")
+        hq, hkv = int(a["q_num_heads"]), int(a["kv_num_heads"])
+
+        def heads(x, h):                            # [B, S, h*D] -> [B, h, S, D]
+            b, sl, hd = x.shape
+            return im.op("transpose", im.op("reshape", x, newshape=(b, sl, h, hd // h)), axes=(0, 2, 1, 3))
+        q, k, v = heads(q, hq), heads(k, hkv), heads(v, hkv)
+    elif im.opset >= 25 and ("q_num_heads" in a or "kv_num_heads" in a):
+        im.refuse("q_num_heads / kv_num_heads with 4-D inputs")
+    pk = im.op("concatenate", past_k, k, axis=2) if past_k is not None else k
+    pv = im.op("concatenate", past_v, v, axis=2) if past_v is not None else v
+    sp = a.get("softmax_precision")
+    extra = [x for x in (mask, nonpad) if x is not None]
+    kw = dict(scale=float(a["scale"]) if "scale" in a else None, is_causal=bool(a.get("is_causal", 0)),
+              past_len=int(past_k.shape[2]) if past_k is not None else 0, softcap=float(a.get("softcap", 0.0)),
+              qk_mode=int(a.get("qk_matmul_output_mode", 0)),
+              softmax_dtype=_dtype(sp, f"{im.name}: Attention {im.where()}") if sp else None,
+              has_mask=mask is not None, has_nonpad=nonpad is not None,
+              left_window=int(a.get("left_window_size", -1)), right_window=int(a.get("right_window_size", -1)))
+    y = im.op("nn.attention", q, pk, pv, *extra, output="y", **kw)
+    if three_d:
+        b, h, sl, dv = y.shape
+        y = im.op("reshape", im.op("transpose", y, axes=(0, 2, 1, 3)), newshape=(b, sl, h * dv))
+    qk = im.op("nn.attention", q, pk, pv, *extra, output="qk", **kw) if len(n.output) > 3 and n.output[3] else \
+        _Unsupported(f"{im.name}: Attention {im.where()}: qk_matmul_output")
+    return y, pk, pv, qk
+
+
 # ----------------------------------------------------------------------------- losses, quantisation
 @_reg("NegativeLogLikelihoodLoss", since=12)
 def _nll(im, n, xs, a):

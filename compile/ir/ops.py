@@ -1786,3 +1786,85 @@ def _qlinear_matmul(a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero):
     d = c * m.astype(np.float64) + y_zero.astype(np.float64)
     info = np.iinfo(y_zero.dtype)
     return np.clip(np.rint(d), info.min, info.max).astype(y_zero.dtype)
+
+
+# ----------------------------------------------------------------------------- attention (ONNX Attention, opsets 23-25)
+def _attention_shape(shapes, attrs):
+    q, k, v = shapes[:3]
+    _need(len(q) == len(k) == len(v) == 4, "nn.attention needs 4-D q, k, v [B, heads, S, D]")
+    _need(q[0] == k[0] == v[0] and k[2] == v[2] and q[3] == k[3], "q, k, v do not agree on batch, length or width")
+    _need(k[1] == v[1] and q[1] % k[1] == 0, f"{q[1]} query heads for {k[1]} key/value heads")
+    _need(len(shapes) == 3 + attrs["has_mask"] + attrs["has_nonpad"], "operands do not match has_mask / has_nonpad")
+    _need(attrs["output"] in ("y", "qk"), f"output {attrs['output']!r}")
+    if attrs["output"] == "qk":
+        return (q[0], q[1], q[2], k[2])
+    return (q[0], q[1], q[2], v[3])
+
+
+def _neg_inf_where(allowed, dtype):
+    return np.where(allowed, dtype.type(0), dtype.type(-np.inf))
+
+
+@_op("nn.attention", None, {"scale": None, "is_causal": False, "past_len": 0, "softcap": 0.0, "qk_mode": 0,
+                            "output": "y", "softmax_dtype": None, "has_mask": False, "has_nonpad": False,
+                            "left_window": -1, "right_window": -1}, _attention_shape)
+def _attention(q, k, v, *extra, scale, is_causal, past_len, softcap, qk_mode, output, softmax_dtype, has_mask,
+               has_nonpad, left_window, right_window):
+    """ONNX Attention (opsets 23-25) on 4-D q[B, Hq, Sq, D], k[B, Hkv, Skv, D], v[B, Hkv, Skv, Dv]
+    (k and v already include a past cache of ``past_len`` positions): softmax(q k^T * scale +
+    bias) v, the bias from the mask (boolean: -inf where False; float: added; shorter than Skv:
+    padded with -inf), a causal frontier j <= i + offset (offset = past_len, or per batch
+    nonpad_kv_seqlen - Sq), a sliding window, and the nonpad_kv_seqlen padding; grouped-query heads
+    repeat each key/value head; ``softcap`` > 0 applies softcap * tanh(qk / softcap) before the
+    bias; a query row whose bias is -inf everywhere gives zeros. ``output`` 'y' is Y, 'qk' the
+    qk_matmul_output of ``qk_mode`` (0/1: scores after softcap, 2: plus bias, 3: probabilities).
+    Scaling as the specification: q and k each times sqrt(scale) in q's type; products summed
+    in float64 and rounded once."""
+    mask = extra[0] if has_mask else None
+    nonpad = extra[-1].astype(np.int64).reshape(-1) if has_nonpad else None
+    dt = q.dtype
+    b, hq, sq, d = q.shape
+    skv = k.shape[2]
+    s = dt.type(math.sqrt(1.0 / math.sqrt(d) if scale is None else scale))
+    if mask is not None and mask.shape[-1] < skv:
+        pad = [(0, 0)] * (mask.ndim - 1) + [(0, skv - mask.shape[-1])]
+        mask = np.pad(mask, pad, constant_values=False if mask.dtype == np.bool_ else -np.inf)
+    i = np.arange(sq).reshape(sq, 1)
+    j = np.arange(skv).reshape(1, skv)
+    offset = (nonpad - sq).reshape(-1, 1, 1, 1) if (nonpad is not None and past_len == 0) else past_len
+
+    def frontier(allowed):                       # (q, kv) or per batch (B, 1, q, kv)
+        return _neg_inf_where(allowed, dt)
+    bias = np.zeros((sq, skv), dt)
+    if is_causal:
+        base = bias if mask is None else (_neg_inf_where(mask, dt) if mask.dtype == np.bool_ else mask.astype(dt))
+        bias = base + frontier(j <= i + offset)
+    elif mask is not None:
+        bias = bias + (_neg_inf_where(mask, dt) if mask.dtype == np.bool_ else mask.astype(dt))
+    if left_window >= 0 or right_window >= 0:
+        diff = (i + offset) - j
+        allowed = np.ones(np.shape(diff), bool)
+        if left_window >= 0:
+            allowed &= diff <= left_window
+        if right_window >= 0:
+            allowed &= -diff <= right_window
+        bias = bias + frontier(allowed)
+    if nonpad is not None:
+        bias = bias + frontier((np.arange(skv) < nonpad[:, None]).reshape(b, 1, 1, skv))
+    if hq != k.shape[1]:
+        k = np.repeat(k, hq // k.shape[1], axis=1)
+        v = np.repeat(v, hq // v.shape[1], axis=1)
+    qk = (_f64(q * s) @ np.swapaxes(_f64(k * s), -1, -2)).astype(dt)
+    if softcap > 0:
+        qk = (np.tanh(qk / dt.type(softcap)) * dt.type(softcap)).astype(dt)
+    qkb = qk + bias
+    scores = qkb.astype(softmax_dtype) if softmax_dtype else qkb
+    m = np.max(scores, axis=-1, keepdims=True)
+    e = np.exp(scores - np.where(np.isneginf(m), 0, m))
+    tot = np.sum(e, axis=-1, keepdims=True)
+    p = e / np.where(tot == 0, 1, tot)
+    dead = np.isneginf(np.max(np.broadcast_to(bias, qkb.shape), axis=-1, keepdims=True))
+    p = np.where(dead, 0, p).astype(dt)
+    if output == "qk":
+        return {0: qk, 1: qk, 2: qkb, 3: p}[qk_mode].astype(dt)
+    return (_f64(p) @ _f64(v)).astype(dt)
