@@ -163,3 +163,18 @@ def test_if_inlines_the_branch_its_condition_selects():
         g = from_onnx(m, bind={"c": np.array(c)})
         assert run(g, {"x": x})[0].tolist() == want
         assert {n.op for n in g.nodes} == {"nn.relu" if c else "negative"}
+
+
+def test_scan_is_unrolled_over_its_sequence():
+    """A running sum over axis 1, read backwards, with every partial sum as a scan output."""
+    body = helper.make_graph([helper.make_node("Add", ["s_in", "x_t"], ["s_out"]),
+                              helper.make_node("Identity", ["s_out"], ["y_t"])], "body",
+                             [_vi("s_in", [2]), _vi("x_t", [2])], [_vi("s_out", [2]), _vi("y_t", [2])])
+    node = helper.make_node("Scan", ["s0", "x"], ["s", "y"], body=body, num_scan_inputs=1, scan_input_axes=[1],
+                            scan_input_directions=[1], name="scan")
+    m = _model([node], [_vi("s0", [2]), _vi("x", [2, 4])], [_vi("s", [2]), _vi("y", [4, 2])])
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    s0 = np.array([10, 20], np.float32)
+    _against_ort(m, {"s0": s0, "x": x})
+    s, y = run(from_onnx(m), {"s0": s0, "x": x})
+    assert np.array_equal(y, s0 + np.cumsum(x[:, ::-1], axis=1).T) and np.array_equal(s, y[-1])

@@ -1273,6 +1273,54 @@ def _if(im, n, xs, a):
     return outs
 
 
+@_reg("Scan", since=9)
+def _scan(im, n, xs, a):
+    """Scan unrolled over its (static) sequence length: the body's nodes converted once per
+    iteration with the state and the iterated slices bound to its inputs; scan outputs stacked."""
+    body = a["body"]
+    m = int(a["num_scan_inputs"])
+    vals = [im.get(i, n) for i in n.input]
+    states, seqs = vals[:len(vals) - m], vals[len(vals) - m:]
+    in_axes = [int(v) % _rank(x) for v, x in zip(a.get("scan_input_axes", [0] * m), seqs)]
+    in_dirs = list(a.get("scan_input_directions", [0] * m))
+    k_out = len(body.output) - len(states)
+    out_axes = list(a.get("scan_output_axes", [0] * k_out))
+    out_dirs = list(a.get("scan_output_directions", [0] * k_out))
+    lengths = {x.shape[ax] for x, ax in zip(seqs, in_axes)}
+    if len(lengths) != 1:
+        im.refuse(f"scan inputs of different lengths {sorted(lengths)}")
+    steps = lengths.pop()
+    from onnx import numpy_helper
+    for init in body.initializer:
+        im.env[init.name] = _const(numpy_helper.to_array(init), name=init.name, source=init.name)
+    saved = (im.k, im.n, im.src)
+    here = im.src
+    per_step = [[] for _ in range(k_out)]
+    for t in range(steps):
+        for inp, v in zip(body.input[:len(states)], states):
+            im.env[inp.name] = v
+        for inp, x, ax, dr in zip(body.input[len(states):], seqs, in_axes, in_dirs):
+            at = steps - 1 - t if dr else t
+            im.src = here
+            im.env[inp.name] = im.op("squeeze", im.op("strided_slice", x, begin=(at,), end=(at + 1,), axes=(ax,)),
+                                     axis=(ax,))
+        _convert_nodes(im, body.node, prefix=f"{here}/step{t}/")
+        im.k, im.n, im.src = saved
+        outs = [im.get(o.name, n) for o in body.output]
+        states = outs[:len(states)]
+        for j, o in enumerate(outs[len(states):]):
+            per_step[j].append(o)
+    scanned = []
+    for j, items in enumerate(per_step):
+        if out_dirs[j]:
+            items = items[::-1]
+        ax = int(out_axes[j]) % (_rank(items[0]) + 1) if items else 0
+        if not items:
+            im.refuse("a scan over zero steps")
+        scanned.append(im.op("concatenate", *[im.op("expand_dims", it, axis=ax) for it in items], axis=ax))
+    return tuple(states) + tuple(scanned)
+
+
 @_reg("Unique", since=11)
 def _unique(im, n, xs, a):
     """Unique on constant data (its output shape depends on the values): Y, indices,
@@ -1387,14 +1435,14 @@ def _convert_nodes(im, nodes, prefix: str = ""):
                 im.env[nd.output[j]] = o
 
 
-_NO_FOLD = ("Shape", "Size", "If")          # converters that need no folding (or may not be folded)
+_NO_FOLD = ("Shape", "Size", "If", "Scan")          # converters that need no folding (or may not be folded)
 
 
 def _all_nodes(graph):
-    """The graph's nodes and, recursively, those of the branches of its If nodes."""
+    """The graph's nodes and, recursively, those of the bodies of its If and Scan nodes."""
     for nd in graph.node:
         yield nd
-        if nd.op_type == "If":
+        if nd.op_type in ("If", "Scan"):
             for at in nd.attribute:
                 if at.type == 5:
                     yield from _all_nodes(at.g)
@@ -1404,7 +1452,7 @@ def _check_attrs(im, nd):
     for at in nd.attribute:
         if at.ref_attr_name:
             im.refuse("attribute references (function bodies)", nd)
-        if at.type in (5, 10) and nd.op_type != "If":           # GRAPH, GRAPHS: control flow
+        if at.type in (5, 10) and nd.op_type not in ("If", "Scan"):   # GRAPH, GRAPHS: control flow
             im.refuse(f"graph attribute {at.name!r} (control flow)", nd)
 
 
