@@ -360,25 +360,26 @@ def main(argv=None) -> int:
               f"within {TOLERANCE:g} (relative) of onnxruntime.** Weights: each floating-point `ConstantOfShape` fill "
               "replaced by seeded random values (`benchmarks.frontends.randomised`), batch-norm variances set to "
               "the layer's mean square on a random input (`calibrated`); input: another seeded standard normal. "
-              "Per tensor: max |ours - onnxruntime| / max |onnxruntime| (onnxruntime with graph optimisations off). "
+              "Per tensor: max |ours - onnxruntime| / max |onnxruntime| (onnxruntime with graph optimisations off), "
+              "end to end (our run vs onnxruntime's) and per operator (each IR operator fed onnxruntime's values of "
+              "the ONNX tensors it reads: the operators' own error, `benchmarks.frontends.local_errors`). "
               "*Shipped*: the original constant-fill model against the wheel's expected output (input-independent, "
               "so it shows little). *Output depends on input*: the randomised model's output changes when the "
               "input is zeroed. Offloads: `compile_graph(graph, ('flexasr', 'hlscnn', 'vta'), "
               "matching='flexible', certify='none')` with the committed ledger (no certificate obtained on demand; "
               "most zoo shapes have none, so offloads wait for tiling and certification).", "",
-              "| Model | IR ops | Tensors compared | Max rel. diff (worst tensor) | Output depends on input | "
-              "Shipped output, original model | Offloads (flexasr / hlscnn / vta) | Host compute ops left | "
-              "Gate refusals | Compile (s) |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "| Model | IR ops | Tensors compared | Max rel. diff, end to end (worst tensor) | Max rel. diff per "
+              "operator (worst tensor) | Output depends on input | Shipped output, original model | Offloads "
+              "(flexasr / hlscnn / vta) | Host compute ops left | Gate refusals | Compile (s) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in zrows:
             pa = r.get("per_acc")
             off = "–" if pa is None else " / ".join(str(pa.get(t, 0)) for t in TARGETS)
+            tail = (f"{off} | {r.get('host_ops', '–')} | {r.get('refused', '–')} | {r['compile']:.1f} |"
+                    if "compile" in r else "– | – | – | – |")
             L.append(f"| {r['name']} | {r['ops']} | {r['tensors']} | {r['worst']:.1e} (`{r['worst_tensor']}`) | "
-                     f"{'yes' if r['output_changes'] else 'no'} | {r['shipped']:.1e} | {off} | "
-                     f"{r.get('host_ops', '–')} | {r.get('refused', '–')} | "
-                     f"{r['compile']:.1f} |" if "compile" in r else
-                     f"| {r['name']} | {r['ops']} | {r['tensors']} | {r['worst']:.1e} (`{r['worst_tensor']}`) | "
-                     f"{'yes' if r['output_changes'] else 'no'} | {r['shipped']:.1e} | – | – | – | – |")
+                     f"{r['local']:.1e} (`{r['local_tensor']}`) | {'yes' if r['output_changes'] else 'no'} | "
+                     f"{r['shipped']:.1e} | " + tail)
         mapped = sorted({m for r in zrows for m in r.get("offloads", {})})
         if mapped:
             L += ["", "Offloads by mapping: " + "; ".join(
