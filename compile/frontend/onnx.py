@@ -1119,6 +1119,21 @@ def _attention(im, n, xs, a):
     return y, pk, pv, qk
 
 
+# ----------------------------------------------------------------------------- spectral
+@_reg("DFT", since=17)
+def _dft(im, n, xs, a):
+    x = xs[0]
+    length = im.const(1, "dft_length")
+    length = int(np.ravel(length)[0]) if length is not None and np.size(length) else None
+    if im.opset >= 20:
+        ax = im.const(2, "axis")
+        axis = int(np.ravel(ax)[0]) if ax is not None and np.size(ax) else -2
+    else:
+        axis = int(a.get("axis", 1))
+    return im.op("dft", x, axis=axis, inverse=bool(a.get("inverse", 0)), onesided=bool(a.get("onesided", 0)),
+                 length=length)
+
+
 # ----------------------------------------------------------------------------- losses, quantisation
 @_reg("NegativeLogLikelihoodLoss", since=12)
 def _nll(im, n, xs, a):

@@ -1868,3 +1868,42 @@ def _attention(q, k, v, *extra, scale, is_causal, past_len, softcap, qk_mode, ou
     if output == "qk":
         return {0: qk, 1: qk, 2: qkb, 3: p}[qk_mode].astype(dt)
     return (_f64(p) @ _f64(v)).astype(dt)
+
+
+# ----------------------------------------------------------------------------- spectral (ONNX DFT)
+def _dft_shape(shapes, attrs):
+    (x,) = shapes
+    r = len(x)
+    _need(r >= 2 and x[-1] in (1, 2), "dft needs [..., 1 or 2] (real, or real and imaginary parts)")
+    ax = attrs["axis"] % r
+    _need(ax < r - 1, f"axis {attrs['axis']} is the real/imaginary axis")
+    out = list(x)
+    if attrs["onesided"] and attrs["inverse"]:           # one-sided spectrum -> real signal (irfft)
+        n = attrs["length"] if attrs["length"] is not None else 2 * (x[ax] - 1)
+        _need(n >= 1, f"DFT length {n}")
+        out[ax], out[-1] = n, 1
+        return tuple(out)
+    n = attrs["length"] if attrs["length"] is not None else x[ax]
+    _need(n >= 1, f"DFT length {n}")
+    out[ax] = n // 2 + 1 if attrs["onesided"] else n
+    out[-1] = 2
+    return tuple(out)
+
+
+@_op("dft", 1, {"axis": 1, "inverse": False, "onesided": False, "length": None}, _dft_shape)
+def _dft(x, axis, inverse, onesided, length):
+    """ONNX DFT: the discrete Fourier transform along ``axis`` of a real ([..., 1]) or complex
+    ([..., 2]) signal, zero-padded or cut to ``length``; the inverse divides by the length; a
+    one-sided forward transform keeps length // 2 + 1 frequencies, a one-sided inverse returns the
+    real signal ([..., length, 1]). numpy's FFT at the input's precision (complex64 for float32),
+    as the specification's reference computes it."""
+    ax = axis % x.ndim
+    z = x[..., 0] + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+    if onesided and inverse:
+        n = length if length is not None else 2 * (x.shape[ax] - 1)
+        return np.fft.irfft(z, n=n, axis=ax)[..., None].astype(x.dtype)
+    n = length if length is not None else x.shape[ax]
+    y = (np.fft.ifft if inverse else np.fft.fft)(z, n=n, axis=ax)
+    if onesided:
+        y = np.take(y, range(n // 2 + 1), axis=ax)
+    return np.stack([y.real, y.imag], axis=-1).astype(x.dtype)
