@@ -1134,6 +1134,63 @@ def _dft(im, n, xs, a):
                  length=length)
 
 
+@_reg("SwiGLU", since=28)
+def _swiglu(im, n, xs, a):
+    """Swish_alpha(A) * B (shapes equal, no broadcasting)."""
+    gate, value = xs[0], xs[1]
+    if tuple(gate.shape) != tuple(value.shape):
+        im.refuse(f"gate {gate.shape} and value {value.shape} differ (no broadcasting)")
+    alpha = float(a.get("alpha", 1.0))
+    sw = im.op("nn.silu", gate) if alpha == 1.0 else \
+        im.op("multiply", gate, im.op("sigmoid", im.op("multiply", gate, im.scalar(alpha, gate))))
+    return im.op("multiply", sw, value)
+
+
+@_reg("RotaryEmbedding", since=23)
+def _rotary(im, n, xs, a):
+    """Rotary positional embedding (the specification's algorithm) composed of IR operators: the
+    first rotary_embedding_dim features of each head rotated by the cached cos / sin of each
+    position (halves, or interleaved pairs)."""
+    x, cos, sin = im.arg(0), im.arg(1), im.arg(2)
+    pos = im.arg(3)
+    r = _rank(x)
+    if r == 4:                                            # [B, H, S, D] -> [B, S, H, D]
+        x4 = im.op("transpose", x, axes=(0, 2, 1, 3))
+    elif r == 3:
+        heads = int(a.get("num_heads", 0))
+        if heads <= 0:
+            im.refuse("3-D input without num_heads")
+        b, sl, hid = x.shape
+        x4 = im.op("reshape", x, newshape=(b, sl, heads, hid // heads))
+    else:
+        im.refuse(f"input of rank {r}")
+    d = x4.shape[3]
+    rd = int(a.get("rotary_embedding_dim", 0)) or d
+    half = rd // 2
+    if pos is not None:
+        cos, sin = im.op("take", cos, pos, axis=0), im.op("take", sin, pos, axis=0)
+    if cos.shape[-1] != half or sin.shape[-1] != half:
+        im.refuse(f"cos/sin caches of width {cos.shape[-1]}/{sin.shape[-1]} for rotary dimension {rd}")
+    cos, sin = im.op("expand_dims", cos, axis=2), im.op("expand_dims", sin, axis=2)
+    rot = im.op("strided_slice", x4, begin=(0,), end=(rd,), axes=(3,))
+    if a.get("interleaved", 0):
+        x1 = im.op("strided_slice", rot, begin=(0,), end=(rd,), strides=(2,), axes=(3,))
+        x2 = im.op("strided_slice", rot, begin=(1,), end=(rd,), strides=(2,), axes=(3,))
+    else:
+        x1 = im.op("strided_slice", rot, begin=(0,), end=(half,), axes=(3,))
+        x2 = im.op("strided_slice", rot, begin=(half,), end=(rd,), axes=(3,))
+    real = im.op("subtract", im.op("multiply", cos, x1), im.op("multiply", sin, x2))
+    imag = im.op("add", im.op("multiply", sin, x1), im.op("multiply", cos, x2))
+    if a.get("interleaved", 0):
+        pair = im.op("concatenate", im.op("expand_dims", real, axis=4), im.op("expand_dims", imag, axis=4), axis=4)
+        rot = im.op("reshape", pair, newshape=tuple(rot.shape))
+    else:
+        rot = im.op("concatenate", real, imag, axis=3)
+    if rd < d:
+        rot = im.op("concatenate", rot, im.op("strided_slice", x4, begin=(rd,), end=(d,), axes=(3,)), axis=3)
+    return im.op("transpose", rot, axes=(0, 2, 1, 3)) if r == 4 else im.op("reshape", rot, newshape=tuple(x.shape))
+
+
 # ----------------------------------------------------------------------------- losses, quantisation
 @_reg("NegativeLogLikelihoodLoss", since=12)
 def _nll(im, n, xs, a):
