@@ -1,35 +1,45 @@
 """Matching and extraction: which IR nodes run on which accelerator, on what certificate.
 
-``compile_graph(graph, targets, matching=...)``:
+``compile_graph(graph, targets, matching=...)`` works on one egglog e-graph (:mod:`compile.egraph`,
+the only module that touches egglog):
 
-1. The IR terms are interned structurally (equal operator, attributes and operands: one term).
-2. ``matching='flexible'``: the certified compiler-IR rewrites (:mod:`compile.rewrites`, only
-   those with a current ``proved`` ledger certificate) are applied to every term, and to the terms
-   they create, for up to ``max_iters`` rounds, ``max_terms`` terms or ``time_limit`` seconds;
-   each application is an equality ``lhs = rhs``.
-3. IR→accelerator: every term where a target mapping's registered IR pattern matches
-   (:mod:`compile.patterns`) and the verified-only gate (:mod:`compile.gate`) allows the mapping
-   at the match's shape (:mod:`compile.offload`) is equal to an accelerator call.
-4. The terms and equalities go into an egglog e-graph (:mod:`compile.egraph`: congruence closure);
-   extraction picks, per e-class, the cheapest e-node by tree cost over egglog's serialized e-graph
-   (a host operator costs 100, an accelerator call 1, operands and leaves 0), which maximises the
-   number of operators offloaded, as the paper's cost does. ``matching='exact'`` skips step 2.
+1. The graph's values go into the e-graph (equal operator, attributes and operands: one e-node),
+   with their shapes and dtypes.
+2. ``matching='flexible'``: the certified compiler-IR rewrites (:mod:`compile.rewrites`, only those
+   with a current ``proved`` ledger certificate) run as egglog rules under egglog's scheduler until
+   the e-graph saturates or a limit stops it (``max_iters`` iterations, ``time_limit`` seconds,
+   ``max_terms`` e-nodes); :attr:`Compiled.stop_reason` says which. A rewrite's two sides are united
+   only when their shapes and dtypes agree (otherwise :class:`compile.egraph.EGraphError` names it).
+   ``matching='exact'`` skips this step (stop reason ``none``).
+3. IR->accelerator: every e-node where a target mapping's registered IR pattern matches
+   (e-matching over the e-graph's typed view; each pattern node is tested by
+   :func:`compile.patterns.node_matches`, closed patterns: unstated attributes at their defaults,
+   every operator and operand of the mapping's dtype) is instantiated (:func:`instantiate`: the
+   mapping's shape at the match, :mod:`compile.offload`, and the verified-only gate,
+   :mod:`compile.gate`); each allowed match unions an accelerator-call e-node into the matched
+   e-class.
+4. egglog's extractor picks one e-node per e-class with static costs (a host compute operator
+   :data:`compile.egraph.HOST`, a data-movement operator ``MOVE``, a call ``CALL``, the compile-time
+   ``add`` of two constants 0), which maximises the operators offloaded, as the paper's cost does;
+   ``cost='data-movement'`` also charges each call its stores and loads (``set_cost``). The chosen
+   e-nodes become the program (:mod:`compile.program`); an ``add`` of constants is evaluated now,
+   with the IR's own semantics.
 
-The result lists each offload (mapping, shape, the certificate it rests on, the chain of rewrites
-that produced the matched term) and each refused match with the gate's reason.
+The result lists each offload (mapping, shape, the certificate it rests on, the rewrites that
+produced the matched term) and each refused match with the gate's reason.
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from compile.errors import CompileError
-from compile.ir.graph import Graph, Node, Value, topological
+from compile.ir.graph import Graph, Node, Value, Var
 
 MATCHING = ("exact", "flexible")
 COSTS = ("offloads", "data-movement")
-TRANSFER = 10          # data-movement cost: one store or one load of a call (a host operator costs 100)
 
 
 @dataclass
@@ -38,7 +48,7 @@ class Offload:
     shape: str
     node: Node
     certificate: dict
-    chain: tuple = ()                 # rewrites that produced the matched term, first to last
+    chain: tuple = ()                 # rewrites that created the matched term's e-classes
 
 
 @dataclass
@@ -48,15 +58,17 @@ class Compiled:
     refused: list = field(default_factory=list)      # gate decisions that were refusals
     host_ops: int = 0                                # host compute operators left
     host_moves: int = 0                              # host data-movement operators (layout, im2col)
-    rules_used: dict = field(default_factory=dict)   # rewrite -> applications
+    rules_used: dict = field(default_factory=dict)   # rewrite -> applications (egglog's, in the e-graph)
     rules_missing: list = field(default_factory=list)  # rewrites without a current certificate
-    terms: int = 0
-    egraph_size: int = 0
+    terms: int = 0                                   # e-classes
+    egraph_size: int = 0                             # e-nodes (calls included)
     seconds: dict = field(default_factory=dict)
     program: object = None                           # compile.program.Program (the extracted program)
     graph: object = None                             # the source IR graph (its inputs name the program's)
     fused: list = field(default_factory=list)        # [(call step indices, gate Decision)]: chains fused
                                                      # on the chain mapping's certificate (compile.chains)
+    stop_reason: str = "none"                        # saturation: saturated | time | e-nodes | iterations | none
+    iterations: int = 0                              # egglog iterations run
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -83,38 +95,30 @@ class Compiled:
         return out
 
 
-class _Interner:
-    """Structural hash-consing of IR values; remembers how each new term was produced."""
+@dataclass
+class Match:
+    """One match of mapping ``mapping``'s pattern in the e-graph: the matched e-class, the e-classes
+    bound to the pattern's ?variables (in order of first appearance), the matched subterm as IR
+    (``node``: every attribute, shape and dtype; its operands the placeholder variables ``bound``),
+    the bindings ``env`` (?variable -> placeholder, attribute variables) and ``chain`` (the rewrites
+    that created the matched e-classes)."""
+    mapping: str
+    eclass: int
+    operands: tuple
+    node: Node
+    bound: tuple
+    env: dict
+    chain: tuple = ()
 
-    def __init__(self):
-        self.by_key: dict = {}
-        self.terms: list[Value] = []              # topological: operands before users
-        self.origin: dict[int, tuple] = {}       # uid -> (rule, source uid)
 
-    @staticmethod
-    def _key(v: Value):
-        """The structural key of ``v`` whose operands are already canonical."""
-        if isinstance(v, Node):
-            return (v.op, repr(sorted(v.attrs.items())), tuple(v.shape), v.dtype, tuple(a.uid for a in v.args))
-        return ("leaf", v.uid)
-
-    def add(self, root: Value) -> tuple[Value, list[Value]]:
-        """The canonical value of ``root`` and the terms that are new (iterative)."""
-        new: list[Value] = []
-        canon: dict[int, Value] = {}
-        for v in topological([root], nodes_only=False):
-            w = v
-            if isinstance(v, Node):
-                args = tuple(canon[a.uid] for a in v.args)
-                if any(a is not b for a, b in zip(args, v.args)):
-                    w = Node(v.shape, v.dtype, v.source, op=v.op, args=args, attrs=v.attrs)
-            k = self._key(w)
-            if k not in self.by_key:
-                self.by_key[k] = w
-                self.terms.append(w)
-                new.append(w)
-            canon[v.uid] = self.by_key[k]
-        return canon[root.uid], new
+@dataclass
+class CallPlan:
+    """An allowed call: the match, the mapping's shape (dimension -> int) and text, the gate's
+    decision."""
+    match: Match
+    shape: dict
+    shape_text: str
+    decision: object
 
 
 def _certified_rules(certify: str, budget: float, ledger_path, out: Compiled):
@@ -156,91 +160,50 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
                   cost: str = "offloads") -> Compiled:
     """Offload ``graph`` onto ``targets``: accelerator names (``flexasr``: all its mappings) or
     mapping names (``hlscnn.conv2d_w8``: of that accelerator, only the named mappings; a design
-    choice such as HLSCNN's original 8-bit-weight design, :func:`selected`). ``cost``: ``offloads`` (the paper's:
-    maximise accelerator invocations) or ``data-movement`` (each call also pays for storing its
-    operands and loading its result, :data:`TRANSFER` each, except between the calls of a chain
-    that keeps its data in the accelerator, :mod:`compile.chains`). Raises CompileError for bad
-    options."""
+    choice such as HLSCNN's original 8-bit-weight design, :func:`selected`). ``cost``: ``offloads``
+    (the paper's: maximise accelerator invocations) or ``data-movement`` (each call also pays
+    :data:`compile.egraph.TRANSFER` per store of its operands and load of its result, except a call
+    whose one operand's e-class holds a call it can chain with, :mod:`compile.chains`: the data
+    stays in the accelerator). Saturation limits: ``max_iters`` egglog iterations, ``time_limit``
+    seconds, ``max_terms`` e-nodes. Raises CompileError for bad options, EGraphError (a
+    CompileError) for a rewrite whose two sides disagree on shape or dtype."""
     if cost not in COSTS:
         raise CompileError(f"cost must be one of {COSTS} (got {cost!r})")
-    from compile import gate
-    from compile.offload import shape_of
-    from compile.patterns import mapping_patterns, match, variables
-    from mappings.base import format_shape
     if matching not in MATCHING:
         raise CompileError(f"matching must be one of {MATCHING} (got {matching!r})")
-    chosen = selected(targets, list(mapping_patterns()))
+    from compile.egraph import Session
+    from compile.patterns import mapping_patterns
+    pats = mapping_patterns()
+    chosen = selected(targets, list(pats))
+    pats = {n: p for n, p in pats.items() if n in chosen}
     out = Compiled(matching)
     t0 = time.perf_counter()
-    it = _Interner()
-    roots = [it.add(o)[0] for o in graph.outputs]
-    unions: list[tuple[Value, object]] = []
+    specs = ()
     if matching == "flexible":
         rules = _certified_rules(certify, budget, ledger_path, out)
         out.seconds["certify-rules"] = time.perf_counter() - t0
-        t0 = time.perf_counter()                   # the limits bound the rewriting itself
-        frontier = list(it.terms)
-        for _ in range(max_iters):
-            nxt = []
-            for v in frontier:
-                if not isinstance(v, Node):
-                    continue
-                for rw in rules:
-                    rhs = rw.apply(v)
-                    if rhs is None:
-                        continue
-                    canon, new = it.add(rhs)
-                    if canon is v:
-                        continue
-                    unions.append((v, canon))
-                    out.rules_used[rw.name] = out.rules_used.get(rw.name, 0) + 1
-                    for n in new:
-                        it.origin.setdefault(n.uid, (rw.name, v.uid))
-                        if not n.source:
-                            n.source = v.source          # a rewritten term keeps its origin's location
-                    nxt.extend(new)
-                if len(it.terms) > max_terms or time.perf_counter() - t0 > time_limit:
-                    break
-            frontier = nxt
-            if not frontier or len(it.terms) > max_terms or time.perf_counter() - t0 > time_limit:
-                break
-    out.seconds["rewrite"] = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    pats = {n: p for n, p in mapping_patterns().items() if n in chosen}
-    decisions: dict = {}
-    calls: dict[int, list] = {}
-    for v in list(it.terms):
-        if not isinstance(v, Node):
-            continue
-        for name, pat in pats.items():
-            env = match(pat, v)
-            if env is None:
-                continue
-            shape = shape_of(name, v, env)
-            if shape is None:
-                continue
-            key = (name, format_shape(shape))
-            if key not in decisions:
-                decisions[key] = gate.decide(name, shape, require=require, certify=certify, budget=budget,
-                                             path=ledger_path)
-                if not decisions[key].allowed:
-                    out.refused.append(decisions[key])
-            d = decisions[key]
-            if d.allowed:
-                operands = [env[k] for k in variables(pat)]
-                calls.setdefault(v.uid, []).append((name, key[1], operands, d, shape))
-    out.seconds["match"] = time.perf_counter() - t1
-    t2 = time.perf_counter()
-    from compile.egraph import on_big_stack
-    chosen = on_big_stack(_extract, it, unions, calls, roots, cost)
-    out.terms = len(it.terms)
-    out.egraph_size, host, moves, picked, (plan, uid_class, root_classes) = chosen
-    out.host_ops, out.host_moves = host, moves
-    by_uid = {v.uid: v for v in it.terms}
-    for uid, k in picked:
-        name, shp, _, d, _ = calls[uid][k]
-        out.offloads.append(Offload(name, shp, by_uid[uid], d.certificate, _chain(it, uid)))
-    out.program = _program(it, calls, plan, uid_class, root_classes)
+        specs = tuple(s for rw in rules for s in rw.rules)
+    t0 = time.perf_counter()
+    with Session(specs) as s:
+        s.add_graph(graph.outputs)
+        sat = s.saturate(max_iters, time_limit, max_terms)
+        view = s.view()
+        out.stop_reason, out.iterations = sat["stop"], sat["iterations"]
+        out.rules_used = dict(view.applied)
+        out.terms = len(view.classes)
+        out.seconds["rewrite"] = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        plans = instantiate(match_patterns(view, pats), require=require, certify=certify, budget=budget,
+                            ledger_path=ledger_path, out=out)
+        ids = s.add_calls([(p.match.eclass, p.match.operands, _call_cost(p, plans, cost)) for p in plans])
+        out.egraph_size = view.enodes + len(ids)
+        out.seconds["match"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        choice, roots = s.extract()
+    out.program = _program(view, choice, roots, dict(zip(ids, plans)))
+    for st in out.program.calls():
+        out.offloads.append(Offload(st.mapping, _shape_text(st.shape), st.value, st.certificate, st.chain))
+    out.host_ops, out.host_moves = _host_counts(out.program)
     out.graph = graph
     from compile.chains import certified_chains
     out.fused, refused = certified_chains(out.program, require=require, certify=certify, budget=budget,
@@ -250,139 +213,243 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
     return out
 
 
-def _chain(it: _Interner, uid: int) -> tuple:
-    chain = []
-    while uid in it.origin and len(chain) < 64:
-        rule, uid = it.origin[uid]
-        chain.append(rule)
-    return tuple(reversed(chain))
+# ----------------------------------------------------------------------------- e-matching
+def match_patterns(view, pats: dict) -> list[Match]:
+    """Every match of the patterns ``pats`` (mapping -> :class:`compile.patterns.Pattern`) in the
+    e-graph ``view`` (a :class:`compile.egraph.View`), one per (mapping, e-class, operand
+    e-classes)."""
+    from compile.patterns import variables
+    out, seen = [], set()
+    for name, pat in pats.items():
+        names = variables(pat)
+        for c, enode in view.nodes(pat.op):
+            for env, tree, classes in _ematch(view, pat, c, enode):
+                operands = tuple(env[v] for v in names)
+                key = (name, c, operands)
+                if key in seen:
+                    continue
+                seen.add(key)
+                holders = _placeholders(view, operands, names)
+                node = _ir_tree(view, tree, dict(zip(names, holders)))
+                bindings = {k: v for k, v in env.items() if not isinstance(k, str)}
+                bindings.update(zip(names, holders))
+                out.append(Match(name, c, operands, node, tuple(holders), bindings, _chain(view, classes)))
+    return out
 
 
-def _extract(it: _Interner, unions, calls, roots, cost: str = "offloads"):
-    """Build the e-graph, close it, and extract from egglog's serialized e-graph: returns
-    (e-graph size, host compute and data-movement operators in the extracted program,
-    [(term uid, call index)])."""
-    from compile.egraph import Session, Term, terms
-    s = Session()
-    term_of: dict[int, object] = {}
-    from compile.rewrites.lower import DATA_MOVEMENT
-    for v in it.terms:                    # operands first (the interner's order is topological)
-        if isinstance(v, Node):
-            make = Term.move if v.op in DATA_MOVEMENT else Term.op
-            term_of[v.uid] = s.let(make(f"op#{v.uid}", terms(*[term_of[a.uid] for a in v.args])))
-        else:
-            term_of[v.uid] = Term.leaf(v.uid)
-    for a, b in unions:
-        s.union(term_of[a.uid], term_of[b.uid])
-    for uid, options in calls.items():
-        for k, (_, _, operands, _, _) in enumerate(options):
-            s.union(term_of[uid], Term.call(f"call#{uid}#{k}", terms(*[term_of[o.uid] for o in operands])))
-    s.rebuild()
-    data = json.loads(s.eg._serialize().to_json())
-    size = s.size()
-    term_of.clear()                        # egglog objects must die on this thread
-    del s
-    import gc
-    gc.collect()
-    names = {f"call#{uid}#{k}": (o[0], [v.uid for v in o[2]]) for uid, opts in calls.items() for k, o in enumerate(opts)}
-    return (size,) + _choose(data, [term_of_key(r) for r in roots], names if cost == "data-movement" else None)
+def _ematch(view, pat, c, enode):
+    """Matches of operator pattern ``pat`` at e-node ``enode`` of e-class ``c``: (env, tree, matched
+    e-classes) with env ?variable -> e-class (and attribute variables), tree = (c, enode,
+    [child trees or ?variable names]). Every operator and operand must have the pattern's dtype."""
+    from compile.patterns import node_matches
+    dtype = pat.dtype
+
+    def go(p, c, e, env):          # depth first over the e-nodes of the operand e-classes
+        env = dict(env)
+        if not node_matches(p, _shallow(view, c, e), env, dtype):
+            return []
+        options = [(env, [], [c])]
+        for sub, child in zip(p.args, e.children):
+            nxt = []
+            for env_, kids, classes in options:
+                if isinstance(sub, str):
+                    if (dtype is not None and view.classes[child].dtype != dtype) or env_.get(sub, child) != child:
+                        continue
+                    nxt.append(({**env_, sub: child}, kids + [sub], classes))
+                    continue
+                for e2 in view.classes[child].nodes:
+                    if e2.op == sub.op:
+                        nxt += [(env2, kids + [tree2], classes + classes2)
+                                for env2, tree2, classes2 in go(sub, child, e2, env_)]
+            options = nxt
+        return [(env_, (c, e, kids), classes) for env_, kids, classes in options]
+    return go(pat, c, enode, {}) if enode.op == pat.op else []
 
 
-def _program(it: _Interner, calls: dict, plan, uid_class, roots):
-    """The extracted program (:mod:`compile.program`) from the chosen e-node of each e-class."""
-    from compile.program import build
-    by_uid = {v.uid: v for v in it.terms}
-    choice = {}
-    for c, p in plan.items():
-        if p[0] == "call":
-            name, _, operands, d, shape = calls[p[1]][p[2]]
-            choice[c] = ("call", (name, shape, d.certificate, _chain(it, p[1]), by_uid[p[1]], operands),
-                         [uid_class[o.uid] for o in operands])
-        else:
-            v = by_uid[p[1]]
-            choice[c] = ("term", v, [uid_class[a.uid] for a in v.args] if isinstance(v, Node) else [])
-    return build(choice, roots)
+def _shallow(view, c, e) -> Node:
+    """E-node ``e`` of e-class ``c`` as an IR node over placeholder operands (for the pattern test)."""
+    args = tuple(Var(view.classes[o].shape or (), view.classes[o].dtype or "", name=f"%{o}") for o in e.children)
+    cls = view.classes[c]
+    return Node(cls.shape or (), cls.dtype or "", "", op=e.op, args=args, attrs=e.attr_dict)
 
 
-def term_of_key(v: Value) -> str:
-    return f'"op#{v.uid}"' if isinstance(v, Node) else str(v.uid)
+def _placeholders(view, operands: tuple, names: list) -> list[Var]:
+    out, by_class = [], {}
+    for k, (c, v) in enumerate(zip(operands, names)):
+        if c not in by_class:
+            cls = view.classes[c]
+            by_class[c] = Var(tuple(cls.shape), cls.dtype, _source(view, c), name=f"%{len(by_class)}")
+        out.append(by_class[c])
+    return out
 
 
-def _choose(data: dict, root_keys: list[str], call_names: dict | None = None):
-    """Bottom-up tree-cost extraction over the serialized e-graph; walk the chosen DAG from the
-    roots (each e-class once): (host compute ops, host data-movement ops, [(term uid, call index)]).
-    ``call_names`` (call key -> mapping name): the data-movement cost (see compile_graph)."""
+def _ir_tree(view, tree, holders: dict) -> Node:
+    """The matched subterm as IR nodes (built directly: shapes and dtypes are the e-classes')."""
+    c, e, kids = tree
+    args = tuple(holders[k] if isinstance(k, str) else _ir_tree(view, k, holders) for k in kids)
+    cls = view.classes[c]
+    return Node(tuple(cls.shape), cls.dtype, _source(view, c), op=e.op, args=args, attrs=dict(e.attr_dict))
+
+
+def _source(view, c) -> str:
+    o = view.classes[c].origin
+    return getattr(o, "source", "") if o is not None else ""
+
+
+def _chain(view, classes: list) -> tuple:
+    out = []
+    for c in reversed(classes):
+        for r in view.classes[c].rules:
+            if r not in out:
+                out.append(r)
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- instantiating calls
+def instantiate(matches: list[Match], *, require: str, certify: str, budget: float, ledger_path,
+                out: Compiled) -> list[CallPlan]:
+    """The calls to offer extraction: each match instantiated at its mapping's shape
+    (:func:`compile.offload.shape_of`; a match the mapping's adapter refuses is dropped) and allowed
+    by the verified-only gate (:func:`compile.gate.decide`, once per mapping and shape); refusals go
+    to ``out.refused``."""
+    from compile import gate
+    from compile.offload import shape_of
+    from mappings.base import format_shape
+    decisions: dict = {}
+    plans = []
+    for m in matches:
+        shape = shape_of(m.mapping, m.node, m.env)
+        if shape is None:
+            continue
+        key = (m.mapping, format_shape(shape))
+        if key not in decisions:
+            decisions[key] = gate.decide(m.mapping, shape, require=require, certify=certify, budget=budget,
+                                         path=ledger_path)
+            if not decisions[key].allowed:
+                out.refused.append(decisions[key])
+        d = decisions[key]
+        if d.allowed:
+            plans.append(CallPlan(m, shape, key[1], d))
+    return plans
+
+
+def _call_cost(plan: CallPlan, plans: list[CallPlan], cost: str) -> int:
+    """A call e-node's extraction cost: CALL, plus with ``data-movement`` a store and a load unless its
+    one operand's e-class holds a call it can chain with (that call's load and this store cancel)."""
+    from compile.egraph import CALL, TRANSFER
+    if cost != "data-movement":
+        return CALL
     from compile.chains import chainable
-    nodes = data["nodes"]
+    m = plan.match
+    if len(m.operands) == 1 and any(q.match.eclass == m.operands[0] and chainable(q.match.mapping, m.mapping)
+                                    for q in plans):
+        return CALL
+    return CALL + 2 * TRANSFER
 
-    def key_of(n):
-        return nodes[n["children"][0]]["op"].strip('"') if n["children"] else ""
 
-    def transfer(n) -> float:
-        """Data-movement surcharge of call e-node ``n`` given the current choices below it: a store
-        and a load, or nothing when its one operand is a call it chains with (that call's load and
-        this call's store cancel)."""
-        me, operands = call_names[key_of(n)]
-        if len(operands) == 1 and operands[0] in uid_class:
-            below = best.get(uid_class[operands[0]])
-            if below is not None and nodes[below]["op"] == "Term.call" and \
-                    chainable(call_names[key_of(nodes[below])][0], me):
-                return 0.0
-        return 2.0 * TRANSFER
-    classes: dict[str, list[str]] = {}
-    for nid, n in nodes.items():
-        classes.setdefault(n["eclass"], []).append(nid)
-    # each term's e-class: the e-class of the Term.op / Term.move / Term.leaf node whose key
-    # literal names the term
-    lit_class = {n["op"]: n["eclass"] for n in nodes.values() if not n["op"].startswith(("Term.", "TermList."))}
-    parent_of_lit = {}
-    for nid, n in nodes.items():
-        if n["op"] in ("Term.op", "Term.move", "Term.leaf") and n["children"]:
-            parent_of_lit[nodes[n["children"][0]]["eclass"]] = n["eclass"]
-    uid_class = {}
-    for lit, c in lit_class.items():
-        if c in parent_of_lit:
-            key = lit.strip('"')
-            uid_class[int(key.split("#")[1]) if key.startswith("op#") else int(key)] = parent_of_lit[c]
-    cost = {c: float("inf") for c in classes}
-    best: dict[str, str] = {}
-    changed = True
-    while changed:
-        changed = False
-        for nid, n in nodes.items():
-            total = n["cost"] if n["op"].startswith(("Term.", "TermList.")) else 0.0
-            if call_names is not None and n["op"] == "Term.call":
-                total += transfer(n)
-            for ch in n["children"]:
-                total += cost[nodes[ch]["eclass"]]
-                if total == float("inf"):
-                    break
-            c = n["eclass"]
-            if total < cost[c]:
-                cost[c], best[c] = total, nid
-                changed = True
-    host, moves, picked, seen = 0, 0, [], set()
-    stack = [parent_of_lit[lit_class[k]] for k in root_keys if k in lit_class and lit_class[k] in parent_of_lit]
-    roots = list(stack)
-    plan: dict[str, tuple] = {}                 # e-class -> ("term", uid) | ("call", uid, k)
+# ----------------------------------------------------------------------------- the program
+def _program(view, choice: dict, roots: tuple, calls: dict):
+    """The extracted program (:mod:`compile.program`) from egglog's choice of one e-node per e-class."""
+    from compile.egraph import enode_to_ir
+    from compile.program import build
+    values: dict[int, Value] = {}
+    plan: dict = {}
+    order = _post_order(choice, roots, view)
+    for c in order:
+        e = choice[c]
+        if e.op == "call":
+            p = calls[e.value]
+            m = p.match
+            plan[c] = ("call", (m.mapping, p.shape, p.decision.certificate, m.chain, m.node, m.bound), list(e.children))
+            values[c] = m.node
+            continue
+        if view.classes[c].const and e.op == "add":     # an add of constants: evaluated now
+            v = _fold(view, choice, c)
+            plan[c] = ("term", v, [])
+            values[c] = v
+            continue
+        if e in view.own:
+            v = view.own[e]
+        elif e.op == "leaf":
+            v = view.own[e]
+        else:
+            v = enode_to_ir(e, [values[o] for o in e.children], source=_source(view, c))
+        plan[c] = ("term", v, list(e.children) if e.op not in ("leaf", "zeros") else [])
+        values[c] = v
+    return build(plan, list(roots))
+
+
+def _post_order(choice: dict, roots: tuple, view) -> list:
+    """The e-classes the choice reaches from the roots, operands first (iterative); the operands of a
+    folded constant ``add`` are not visited."""
+    out, seen, stack = [], set(), [(r, False) for r in reversed(roots)]
     while stack:
-        c = stack.pop()
-        if c in seen or c not in best:
+        c, done = stack.pop()
+        if done:
+            out.append(c)
+            continue
+        if c in seen:
             continue
         seen.add(c)
-        n = nodes[best[c]]
-        lit = nodes[n["children"][0]]["op"].strip('"') if n["children"] else ""
-        if n["op"] == "Term.op":
-            host += 1
-        elif n["op"] == "Term.move":
-            moves += 1
-        if n["op"] == "Term.call":
-            key = lit.split("#")
-            picked.append((int(key[1]), int(key[2])))
-            plan[c] = ("call", int(key[1]), int(key[2]))
-        elif n["op"] in ("Term.op", "Term.move"):
-            plan[c] = ("term", int(lit.split("#")[1]))
-        elif n["op"] == "Term.leaf":
-            plan[c] = ("term", int(lit))
-        stack.extend(nodes[ch]["eclass"] for ch in n["children"])
-    return host, moves, picked, (plan, uid_class, roots)
+        stack.append((c, True))
+        e = choice[c]
+        if not (view.classes[c].const and e.op == "add"):
+            stack.extend((o, False) for o in reversed(e.children) if o not in seen)
+    return out
+
+
+def _fold(view, choice: dict, c: int):
+    """The constant value of e-class ``c`` (its chosen e-nodes evaluated with the IR's semantics)."""
+    from compile.egraph import enode_to_ir
+    from compile.ir import ops
+    from compile.ir.graph import Const, const
+    vals: dict[int, np.ndarray] = {}
+    stack = [(c, False)]
+    while stack:
+        k, done = stack.pop()
+        if k in vals:
+            continue
+        e = choice.get(k)
+        if e is None or e.op == "call" or (e.op == "leaf" and e not in view.own) or \
+                not all(view.classes[o].const for o in e.children):
+            e = _const_enode(view, k)
+        if e.op == "leaf":
+            vals[k] = np.asarray(view.own[e].value)
+            continue
+        if e.op == "zeros":
+            vals[k] = np.asarray(enode_to_ir(e, []).value)
+            continue
+        if not done:
+            stack.append((k, True))
+            stack.extend((o, False) for o in e.children if o not in vals)
+            continue
+        vals[k] = np.asarray(ops.evaluate(e.op, [vals[o] for o in e.children], e.attr_dict))
+    out = const(vals[c], source=_source(view, c))
+    assert isinstance(out, Const)
+    if tuple(out.shape) != tuple(view.classes[c].shape) or out.dtype != view.classes[c].dtype:
+        raise CompileError(f"constant folding gave {out.dtype}{tuple(out.shape)}, the e-class is "
+                           f"{view.classes[c].dtype}{tuple(view.classes[c].shape)}")
+    return out
+
+
+def _const_enode(view, c: int):
+    """An e-node of constant e-class ``c`` whose operands are all constant (for folding operands the
+    extraction did not choose)."""
+    for e in view.classes[c].nodes:
+        if e.op in ("leaf", "zeros") and (e.op != "leaf" or e in view.own):
+            return e
+        if e.op not in ("call", "leaf", "zeros") and all(view.classes[o].const for o in e.children):
+            return e
+    raise CompileError(f"e-class {c} is marked constant but has no constant e-node")
+
+
+def _host_counts(program) -> tuple[int, int]:
+    from compile.rewrites.lower import DATA_MOVEMENT
+    host = [s for s in program.steps if s.kind == "host"]
+    moves = sum(1 for s in host if s.value.op in DATA_MOVEMENT)
+    return len(host) - moves, moves
+
+
+def _shape_text(shape: dict) -> str:
+    from mappings.base import format_shape
+    return format_shape(shape)

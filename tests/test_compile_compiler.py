@@ -24,11 +24,16 @@ def _net():
 
 @pytest.fixture(scope="module")
 def ledger(tmp_path_factory):
-    """A ledger with the sim certificates and rewrite certificates this test needs."""
+    """A ledger with the sim certificates and the one rewrite certificate this test needs
+    (without vta.dense's: a bare float dense goes to FlexASR through dense_zero_bias, not to a tie
+    between two accelerators; vta.dense has its own tests)."""
+    from compile import gate
+    from compile.rewrites import registry
+    from compile.rewrites.certify import certify, record
     path = tmp_path_factory.mktemp("ledger") / "l.json"
-    compile_graph(_net(), ("flexasr", "vta"), matching="flexible", certify="sim", ledger_path=path)
-    # without vta.dense's certificates: a bare float dense goes to FlexASR (through dense_zero_bias),
-    # not to a tie between two accelerators (vta.dense has its own tests)
+    compile_graph(_net(), ("flexasr", "vta"), matching="exact", certify="sim", ledger_path=path)
+    assert gate.decide("flexasr.linear", {"T": 4, "I": 64, "O": 64}, certify="sim", path=path).allowed
+    record(certify(registry()["dense_zero_bias"], samples=5), path=path)
     entries = [e for e in json.loads(path.read_text()) if e["mapping"] != "vta.dense"]
     path.write_text(json.dumps(entries))
     return path
@@ -50,6 +55,15 @@ def test_flexible_matching_finds_the_bare_dense(ledger):
     assert [n.dtype for n in relu] == ["int32"]
     via = [o.chain for o in flex.offloads if o.mapping == "flexasr.linear"]
     assert ("dense_zero_bias",) in via and all(o.certificate["result"] in ("proved", "passed") for o in flex.offloads)
+    assert flex.stop_reason == "saturated" and flex.rules_used == {"dense_zero_bias": 2} and exact.stop_reason == "none"
+    assert flex.egraph_size > exact.egraph_size and flex.terms >= exact.terms
+
+
+def test_saturation_limits_are_reported(ledger):
+    res = compile_graph(_net(), ("flexasr",), matching="flexible", ledger_path=ledger, max_iters=1)
+    assert res.stop_reason == "iterations" and res.iterations == 1
+    res = compile_graph(_net(), ("flexasr",), matching="flexible", ledger_path=ledger, max_terms=5)
+    assert res.stop_reason == "e-nodes"
 
 
 def test_a_stale_certificate_removes_exactly_its_offloads(ledger, tmp_path):
@@ -97,6 +111,7 @@ def test_deep_graph_compiles(ledger):
     assert res.host_ops + sum(res.counts().values()) == 1500
 
 
+@pytest.mark.slow
 def test_cli(ledger):
     env = {**os.environ, "D2A_LEDGER": str(ledger)}
     r = subprocess.run([sys.executable, "-m", "compile", "benchmarks.applications:resnet20", "--json", "--targets", "vta"],

@@ -1,6 +1,7 @@
 """The :class:`Rewrite` record (see :mod:`compile.rewrites`)."""
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -9,22 +10,75 @@ from typing import Callable
 class Rewrite:
     """One compiler-IR rewrite ``lhs => rhs``, used by the compiler exactly as certified.
 
-    ``apply(node) -> Value | None``: the right-hand side for an IR node the rewrite matches
-    (built from the node's operands), None where the left-hand side or the side condition does not
-    hold; ``lhs(params) -> (inputs, node)``: an instance of the left-hand side over fresh input
-    variables, for the checks; ``random_params(rng)``: parameters of the property test; ``small``:
-    parameters of the exact check; ``bit_exact``: whether float32 results must be equal (else
-    within ``rtol`` relative Frobenius error)."""
+    ``rules``: its egglog rules (:class:`compile.egraph.RuleSpec`: pattern, guard as egglog
+    conditions, right-hand side), the object the compiler runs and the certification checks;
+    ``lhs(params) -> (inputs, node)``: an instance of the left-hand-side operator over fresh input
+    variables (it may violate the guard; CompileError where the parameters make no valid node);
+    ``random_params(rng)``: parameters of the property test, drawn without assuming the guard;
+    ``space``: the small parameter space of the exact check, ``{name: values}`` (every combination)
+    or a list of parameter dicts; ``bit_exact``: whether float32 results must be equal (else within
+    ``rtol`` relative Frobenius error)."""
     name: str
     text: str
-    apply: Callable
+    rules: tuple
     lhs: Callable
     random_params: Callable
-    small: tuple
+    space: object
     bit_exact: bool = True
     rtol: float = 1e-5
+
+    def apply(self, node):
+        """The right-hand side the rules give for IR node ``node`` (read back as IR, shapes inferred
+        again), or None where they do not apply."""
+        return self.apply_many([node])[0]
+
+    def apply_many(self, nodes: list) -> list:
+        """:meth:`apply` on several nodes, in one e-graph."""
+        from compile.egraph import apply_rules
+        return apply_rules(self.rules, list(nodes))
 
     def build(self, params: dict):
         """``(inputs, lhs, rhs)`` at ``params``; rhs is None where the rewrite does not apply."""
         inputs, lhs = self.lhs(params)
         return inputs, lhs, self.apply(lhs)
+
+    def combinations(self) -> list[dict]:
+        """Every parameter combination of :attr:`space`."""
+        if isinstance(self.space, dict):
+            keys = list(self.space)
+            return [dict(zip(keys, vals)) for vals in itertools.product(*(self.space[k] for k in keys))]
+        return [dict(p) for p in self.space]
+
+    def applications(self) -> list[tuple]:
+        """``(params, rhs)`` at every combination of :attr:`space` with a valid left-hand side: rhs is
+        the right-hand side, None where the guard refuses, or the EGraphError of a right-hand side
+        the e-graph refuses (sides of different shapes or dtypes, or one without a shape)."""
+        got = _SMALL.get(self.name)
+        if got is None or got[0] is not self:
+            from compile.egraph import EGraphError
+            from compile.errors import CompileError
+            cases = []
+            for p in self.combinations():
+                try:
+                    cases.append((p, self.lhs(p)[1]))
+                except CompileError:
+                    continue
+            try:
+                rhs = self.apply_many([n for _, n in cases])
+            except EGraphError:               # find the combinations the e-graph refuses, one by one
+                rhs = []
+                for _, n in cases:
+                    try:
+                        rhs.append(self.apply(n))
+                    except EGraphError as exc:
+                        rhs.append(exc)
+            got = _SMALL[self.name] = (self, [(p, r) for (p, _), r in zip(cases, rhs)])
+        return list(got[1])
+
+    @property
+    def small(self) -> list[dict]:
+        """The combinations of :attr:`space` where the rules apply (the exact check runs at each)."""
+        return [p for p, r in self.applications() if r is not None and not isinstance(r, Exception)]
+
+
+_SMALL: dict = {}

@@ -1,19 +1,29 @@
 """Certification of a compiler-IR rewrite (:mod:`compile.rewrites`), recorded in the proof ledger.
 
-Two checks, both required:
+The object certified is the rewrite's egglog rules (``Rewrite.rules``), the ones the compiler runs:
+every right-hand side checked here is what those rules add to an e-graph holding the left-hand
+side, read back as IR (:func:`compile.egraph.apply_rules`). Two checks, both required:
 
-* **exact** — at each of the rewrite's small parameters, both sides are lowered to the
-  compiler-IR ILA (int32 numerics, :mod:`compile.rewrites.lower`) over the same symbolic input
-  elements and proved equal on every output element for all data by BMC (``verify.bmc``); a
-  difference is a counterexample replayed in the simulator. The ILA's ``int32_uf`` numerics keep
-  sigmoid and tanh uninterpreted (no axioms), so the recurrent rewrites are proved for every
-  activation function (and so for the real ones) while add/multiply stay the exact ring Z/2^32;
-* **property** — on random parameters satisfying the guard, random float32 data through the host
-  runtime: equal values (``bit_exact``; -0 and +0 compare equal) or a relative Frobenius error
-  within ``rtol``; a shape difference between the sides is a failure too.
+* **exact** — at every combination of the rewrite's small parameter space (``Rewrite.space``) where
+  the left-hand side is a valid node and the rules apply (``Rewrite.small``; the combinations the
+  guard refuses are counted), both sides are lowered to the compiler-IR ILA (int32 numerics,
+  :mod:`compile.rewrites.lower`) over the same symbolic input elements and proved equal on every
+  output element for all data by BMC (``verify.bmc``); a difference is a counterexample replayed in
+  the simulator. The ILA's ``int32_uf`` numerics keep sigmoid and tanh uninterpreted (no axioms),
+  so the recurrent rewrites are proved for every activation function (and so for the real ones)
+  while add/multiply stay the exact ring Z/2^32. A combination the ILA cannot express is
+  ``unknown`` (the guard should have refused it);
+* **property** — random parameters drawn without assuming the guard (``Rewrite.random_params``:
+  the guard filters, the generator does not), until ``samples`` of them are cases the rules apply
+  to (at most ``DRAWS`` draws per wanted case); random float32 data through the host runtime:
+  equal values (``bit_exact``; -0 and +0 compare equal) or a relative Frobenius error within
+  ``rtol``. A shape difference between the sides, or a right-hand side that is not a well-formed
+  IR term, or two sides the e-graph refuses to unite (``compile.egraph.EGraphError``), is a
+  failure too.
 
 ``certify(rw)`` returns a :class:`Certificate`; ``record(cert)`` writes it to the ledger under
-``rewrite.<name>`` with a digest over the import closure of the rules' module and this checker.
+``rewrite.<name>`` with a digest over the import closure of the rules' module and this checker
+(which includes :mod:`compile.egraph`, the adapter the rules run in).
 """
 from __future__ import annotations
 
@@ -26,15 +36,19 @@ from compile.errors import CompileError
 from compile.rewrites.base import Rewrite
 
 CHECKER = "compile.rewrites.certify"
+DRAWS = 40          # random draws per wanted property case, at most
 
 
 @dataclass
 class Certificate:
     name: str
     module: str
-    exact: list = field(default_factory=list)        # (params, verdict)
+    exact: list = field(default_factory=list)        # (params, verdict) at every combination the rules apply to
+    combinations: int = 0                            # valid left-hand sides in the parameter space
     property_failures: list = field(default_factory=list)
-    samples: int = 0
+    samples: int = 0                                 # property cases checked (the rules applied)
+    draws: int = 0                                   # random parameter sets drawn (valid or not)
+    refused: int = 0                                 # ... of which the guard refused
     seconds: float = 0.0
 
     @property
@@ -45,10 +59,15 @@ class Certificate:
         return "proved" if self.samples and kinds and all(k == "proved" for k in kinds) else "unknown"
 
     def summary(self) -> str:
-        ex = "; ".join(f"{_ptext(p)}: {v.kind}" for p, v in self.exact)
-        prop = (f"{self.samples} random cases, {len(self.property_failures)} failing"
+        kinds = [v.kind for _, v in self.exact]
+        counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("proved", "counterexample", "unknown") if k in kinds)
+        first = next((f"; first {v.kind} at {_ptext(p)}" for p, v in self.exact if v.kind != "proved"), "")
+        ex = (f"{len(self.exact)} of {self.combinations} parameter combinations (the guard refuses the others): "
+              f"{counts or 'none'}{first}")
+        prop = (f"{self.samples} random cases ({self.draws} draws, {self.refused} refused by the guard), "
+                f"{len(self.property_failures)} failing"
                 + (f" (first: {self.property_failures[0]})" if self.property_failures else ""))
-        return f"{self.name}: {self.result.upper()} — exact (BMC, int32 ILA) {ex}; property {prop}"
+        return f"{self.name}: {self.result.upper()} — exact (BMC, int32 ILA) at {ex}; property {prop}"
 
 
 def _ptext(p: dict) -> str:
@@ -56,9 +75,12 @@ def _ptext(p: dict) -> str:
 
 
 def exact_check(rw: Rewrite, params: dict, timeout: float | None = 60.0):
-    """BMC of the two sides at ``params`` through the compiler-IR ILA (int32): a verdict."""
-    from compile.rewrites.lower import lower
+    """BMC of the two sides at ``params`` through the compiler-IR ILA (int32): a verdict (an
+    ``Unknown`` verdict where the ILA cannot express a side). CompileError where the rewrite does
+    not apply at ``params`` or its sides' shapes differ."""
+    from compile.rewrites.lower import LoweringError, lower
     from ila.models.relay.model import relay_ila
+    from ila.verdict import Unknown
     from mappings.base import ProofSetup, Side, symbolic_data
     from verify.bmc import check_bmc
     inputs, lhs, rhs = rw.build(params)
@@ -71,7 +93,10 @@ def exact_check(rw: Rewrite, params: dict, timeout: float | None = 60.0):
     for v in inputs:
         elements[v.uid] = symbolic_data(int(np.prod(v.shape)), 32, prefix=f"{v.name}_")
         data += elements[v.uid]
-    left, right = lower([lhs], elements), lower([rhs], elements)
+    try:
+        left, right = lower([lhs], elements), lower([rhs], elements)
+    except LoweringError as exc:
+        return Unknown("bmc", "z3", 0.0, reason=f"not expressible in the compiler-IR ILA: {exc}")
     ila = relay_ila("int32_uf", tensor_entries=1 << 16)    # int32 with uninterpreted sigmoid/tanh
     n = int(np.prod(lhs.shape))
     ps = ProofSetup(Side(ila, left.commands, "tensor"), Side(ila, right.commands, "tensor"), data,
@@ -80,46 +105,87 @@ def exact_check(rw: Rewrite, params: dict, timeout: float | None = 60.0):
     return check_bmc(ps, solver="z3", timeout=timeout, label=f"rewrite.{rw.name}")
 
 
-def property_check(rw: Rewrite, samples: int = 30, seed: int = 0) -> tuple[int, list[str]]:
-    """(cases checked, failures as texts) of the float32 property test on ``samples`` random
-    parameter sets (those where the rewrite does not apply are skipped)."""
-    from compile.runtime import run
+def property_check(rw: Rewrite, samples: int = 30, seed: int = 0, stats: dict | None = None) -> tuple[int, list[str]]:
+    """(cases checked, failures as texts) of the float32 property test: random parameter sets drawn
+    by ``rw.random_params`` (which does not assume the guard) until ``samples`` cases where the
+    rules apply, or ``DRAWS * samples`` draws; ``stats`` (if given) receives ``draws`` and
+    ``refused`` (valid left-hand sides the guard refused)."""
+    from compile.egraph import EGraphError
     from compile.ir.graph import Graph
+    from compile.runtime import run
     rng = np.random.default_rng(seed)
-    bad, checked = [], 0
-    for _ in range(samples):
-        p = rw.random_params(rng)
+    bad, checked, draws, refused = [], 0, 0, 0
+    while checked < samples and draws < DRAWS * samples:
+        params = [rw.random_params(rng) for _ in range(min(max(4, 2 * (samples - checked)), DRAWS * samples - draws))]
+        batch = []
+        for p in params:
+            try:
+                batch.append((p,) + tuple(rw.lhs(p)))
+            except CompileError:          # parameters for which the left-hand side is not well shaped
+                batch.append((p, None, None))
+        valid = [lhs for _, _, lhs in batch if lhs is not None]
         try:
-            inputs, lhs, rhs = rw.build(p)
-        except CompileError:            # parameters for which the left-hand side is not well shaped
-            continue
-        if rhs is None:                 # the side condition does not hold there
-            continue
-        if tuple(lhs.shape) != tuple(rhs.shape):
-            bad.append(f"{_ptext(p)}: shapes {tuple(lhs.shape)} vs {tuple(rhs.shape)}")
-            continue
-        checked += 1
-        feeds = {v.name: rng.standard_normal(v.shape).astype(np.float32) for v in inputs}
-        a = run(Graph(inputs, [lhs]), feeds)[0].astype(np.float64)
-        b = run(Graph(inputs, [rhs]), feeds)[0].astype(np.float64)
-        if rw.bit_exact:
-            if not np.array_equal(a, b):
-                bad.append(f"{_ptext(p)}: max difference {np.abs(a - b).max():.3g} (must be equal)")
-        else:
-            err = np.linalg.norm(a - b) / max(np.linalg.norm(a), 1e-30)
-            if err > rw.rtol:
-                bad.append(f"{_ptext(p)}: relative error {err:.3g} > {rw.rtol:g}")
+            rhss = iter(rw.apply_many(valid))
+        except EGraphError:                 # the e-graph refused a union: each case alone
+            out = []
+            for lhs in valid:
+                try:
+                    out.append(rw.apply(lhs))
+                except EGraphError as one:
+                    out.append(one)
+            rhss = iter(out)
+        for p, inputs, lhs in batch:
+            if checked >= samples:
+                break
+            draws += 1
+            if lhs is None:
+                continue
+            rhs = next(rhss)
+            if rhs is None:                 # the guard refuses
+                refused += 1
+                continue
+            checked += 1
+            if isinstance(rhs, Exception):
+                bad.append(f"{_ptext(p)}: {rhs}")
+                continue
+            if tuple(lhs.shape) != tuple(rhs.shape):
+                bad.append(f"{_ptext(p)}: shapes {tuple(lhs.shape)} vs {tuple(rhs.shape)}")
+                continue
+            feeds = {v.name: rng.standard_normal(v.shape).astype(np.float32) for v in inputs}
+            a = run(Graph(inputs, [lhs]), feeds)[0].astype(np.float64)
+            b = run(Graph(inputs, [rhs]), feeds)[0].astype(np.float64)
+            if rw.bit_exact:
+                if not np.array_equal(a, b):
+                    bad.append(f"{_ptext(p)}: max difference {np.abs(a - b).max():.3g} (must be equal)")
+            else:
+                err = np.linalg.norm(a - b) / max(np.linalg.norm(a), 1e-30)
+                if err > rw.rtol:
+                    bad.append(f"{_ptext(p)}: relative error {err:.3g} > {rw.rtol:g}")
+    if stats is not None:
+        stats.update(draws=draws, refused=refused)
     return checked, bad
 
 
 def certify(rw: Rewrite, module: str = "compile.rewrites.rules", *, samples: int = 30,
             timeout: float | None = 60.0) -> Certificate:
-    """Run both checks on ``rw`` (defined in ``module``)."""
+    """Run both checks on ``rw`` (defined in ``module``): the property test, then the exact check at
+    every combination of its parameter space the rules apply to. A right-hand side the e-graph or
+    the IR refuses at a combination is a property failure (the rewrite is wrong there)."""
     t0 = time.perf_counter()
     cert = Certificate(rw.name, module)
-    cert.samples, cert.property_failures = property_check(rw, samples)
+    stats: dict = {}
+    cert.samples, cert.property_failures = property_check(rw, samples, stats=stats)
+    cert.draws, cert.refused = stats["draws"], stats["refused"]
+    apps = rw.applications()
+    cert.combinations = len(apps)
+    for p, rhs in apps:
+        if isinstance(rhs, Exception):      # the e-graph refused the right-hand side at p
+            cert.property_failures.append(f"{_ptext(p)}: {rhs}")
     for p in rw.small:
-        cert.exact.append((p, exact_check(rw, p, timeout)))
+        try:
+            cert.exact.append((p, exact_check(rw, p, timeout)))
+        except CompileError as exc:       # an ill-formed right-hand side at p
+            cert.property_failures.append(f"{_ptext(p)}: {exc}")
     cert.seconds = time.perf_counter() - t0
     return cert
 
@@ -129,7 +195,7 @@ def record(cert: Certificate, path=None) -> dict:
     from verify import ledger
     entry = {"mapping": f"rewrite.{cert.name}", "module": cert.module,
              "digest": ledger.module_digest([cert.module, CHECKER]), "method": "rewrite", "checker": CHECKER,
-             "scope": "small-shapes+random", "solver": "z3", "seconds": round(cert.seconds, 3),
+             "scope": "parameter-space+random", "solver": "z3", "seconds": round(cert.seconds, 3),
              "result": {"refuted": "counterexample"}.get(cert.result, cert.result),
              "covers": ["rewrite-exact-int32", "rewrite-property-float32"], "detail": cert.summary()[:400],
              "date": time.strftime("%Y-%m-%d %H:%M:%S")}

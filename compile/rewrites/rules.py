@@ -1,239 +1,280 @@
-"""The compiler-IR rewrites. Each ``apply`` is what the compiler runs and what
-:mod:`compile.rewrites.certify` checks (on instances built by ``lhs``).
+"""The compiler-IR rewrites, each declared once as egglog rules (:class:`compile.egraph.RuleSpec`:
+a left-hand-side pattern with attribute variables, the guard as egglog conditions on attributes and
+shapes, the right-hand side) beside what certifies it: the instances of its left-hand side
+(``lhs``), the small parameter space whose every combination the exact check runs (``space``), and
+the random parameters of the property test, drawn without assuming the guard (``random_params``).
+The compiler runs exactly these rules (:mod:`compile.compiler`), and so does the certification
+(:mod:`compile.rewrites.certify`, through :func:`compile.egraph.apply_rules`).
 
-Sources: the paper's §3 and Figure 7 (zero-bias dense, add as bias_add, large max-pool windows
-as stacked temporal pools with transposes), Glenside's im2col (conv2d as a matrix product),
-layout algebra (transpose and reshape pairs), and the ONNX LSTM operator specification against
-PyTorch's nn.LSTM equations (the front-ends' folded ``nn.lstm`` as the ``lstm_layer`` FlexASR runs,
-paper §4.4.2).
+Closed patterns: a rule matches an operator only when every attribute it does not handle has its
+default (``tests/test_compile_rewrites.py`` enumerates them). Where the exact check cannot lower a
+form to the compiler-IR ILA (a convolution with batch > 1, unequal strides, dilation or groups), the
+guard refuses it, so a rule is used only within its certified space.
+
+Sources: the paper's §3 and Figure 7 (zero-bias dense, add as bias_add, large max-pool windows as
+stacked temporal pools with transposes), Glenside's im2col (conv2d as a matrix product), layout
+algebra (transpose and reshape pairs), and the ONNX LSTM operator specification against PyTorch's
+nn.LSTM equations (the front-ends' folded ``nn.lstm`` as the ``lstm_layer`` FlexASR runs, paper
+§4.4.2).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from compile.ir import ops
-from compile.ir.graph import Const, Node, call, const, var
+from compile.egraph import (RuleSpec, Term, bool_vars, dtype, eq, false, float_vars, int_vars, list_vars, ne, shape,
+                            str_vars, string, term_vars, terms, vec, vec_vars, zero_term)
+from compile.ir.graph import call, const, var
 from compile.rewrites.base import Rewrite
 
+NCHW, OIHW = string("NCHW"), string("OIHW")
+VECTOR = 16          # FlexASR's vector width: its pooling and linear layers take multiples of 16 columns
+ZERO4 = (0, 0, 0, 0)
 
-def _is(n, op) -> bool:
-    return isinstance(n, Node) and n.op == op
+
+def _pool(x, ks, st):
+    """A max-pool without padding, floor mode (the only pools the rules create)."""
+    return Term.max_pool2d(x, ks, st, vec(*ZERO4), false())
 
 
 # ----------------------------------------------------------------------------- dense and bias
-def dense_zero_bias(n):
-    if not _is(n, "nn.dense"):
-        return None
-    return call("nn.bias_add", n, const(np.zeros(n.shape[-1], n.dtype)), axis=len(n.shape) - 1)
+def dense_zero_bias_rules():
+    t, x, w = term_vars("t x w")
+    (s,), (d,), (k, m) = vec_vars("s"), str_vars("d"), int_vars("k m")
+    return (RuleSpec("dense_zero_bias", "any", t, Term.dense(x, w),
+                     (eq(s).to(shape(t)), eq(d).to(dtype(t)), eq(k).to(s.length() - 1), k >= 0, eq(m).to(s[k])),
+                     Term.bias_add(t, Term.zeros(vec(m), d), k)),)
 
 
-def add_bias(n):
-    """add(x, b) with b broadcast along axis 1 of x only: b[C, 1, ..., 1] (or b[C] for 2-D x)."""
-    if not _is(n, "add"):
-        return None
-    x, b = n.args
-    if len(x.shape) < 2 or tuple(n.shape) != tuple(x.shape):
-        return None
-    C = x.shape[1]
-    ok = tuple(b.shape) == (C,) + (1,) * (len(x.shape) - 2) if len(x.shape) > 2 else tuple(b.shape) == (C,)
-    if not ok or b.dtype != x.dtype:
-        return None
-    bb = b if len(b.shape) == 1 else call("reshape", b, newshape=(C,))
-    return call("nn.bias_add", x, bb, axis=1)
+def add_bias_rules(check_bias: bool = True):
+    """add(x, b) with b broadcast along axis 1 of x only: b[C, 1, ..., 1] (b[C] for 2-D x), x not
+    broadcast, equal dtypes. ``check_bias=False``: the seeded variant without the guard on b."""
+    out = []
+    for r in range(2, 7):
+        t, x, b = term_vars("t x b")
+        (sx, sb), (c,), (d,) = vec_vars("sx sb"), int_vars("c"), str_vars("d")
+        where = [eq(sx).to(shape(t)), eq(sx).to(shape(x)), eq(sx.length()).to(r), eq(c).to(sx[1]),
+                 eq(sb).to(shape(b)), eq(d).to(dtype(x)), eq(d).to(dtype(b))]
+        if check_bias:
+            where.append(eq(sb).to(vec(c, *([1] * (r - 2)))))
+        else:
+            where.append(eq(sb.length()).to(r - 1))
+        rhs = Term.bias_add(x, b if r == 2 else Term.reshape(b, vec(c)), 1)
+        out.append(RuleSpec("add_bias" if check_bias else "unguarded_add_bias", f"rank{r}", t, Term.add(x, b),
+                            tuple(where), rhs))
+    return tuple(out)
 
 
-# ----------------------------------------------------------------------------- convolution as GEMM
-def conv2d_im2col(n, kernel_axes=(0, 1, 2, 3)):
-    if not _is(n, "nn.conv2d"):
-        return None
-    x, w = n.args
-    a = n.attrs
-    if x.shape[0] != 1 or a["groups"] != 1 or tuple(a["dilation"]) != (1, 1) or a["data_layout"] != "NCHW":
-        return None
-    O, C, KH, KW = w.shape
-    _, _, oh, ow = n.shape
-    cols = call("nn.im2col", x, kernel_size=(KH, KW), strides=a["strides"], padding=a["padding"])
-    wk = w if kernel_axes == (0, 1, 2, 3) else call("transpose", w, axes=kernel_axes)
-    mat = call("nn.dense", cols, call("reshape", wk, newshape=(O, C * KH * KW)))
-    return call("transpose", call("reshape", mat, newshape=(1, oh, ow, O)), axes=(0, 3, 1, 2))
+# ----------------------------------------------------------------------------- convolution
+def _conv_lhs_vars(certified: bool = True):
+    """Variables and conditions of a convolution the exact check can lower: batch 1, groups 1, no
+    dilation, equal strides, NCHW/OIHW (``certified=False`` drops the dilation condition)."""
+    t, x, w = term_vars("t x w")
+    sx, sw, so, st, pd, dil = vec_vars("sx sw so st pd dil")
+    (g,) = int_vars("g")
+    lhs = Term.conv2d(x, w, st, pd, dil, g, NCHW, OIHW)
+    where = [eq(g).to(1), eq(sx).to(shape(x)), eq(sx.length()).to(4), eq(sx[0]).to(1), eq(sw).to(shape(w)),
+             eq(so).to(shape(t)), eq(st[0]).to(st[1])]
+    if certified:
+        where.append(eq(dil).to(vec(1, 1)))
+    return t, x, w, sx, sw, so, st, pd, dil, lhs, where
 
 
-def conv2d_explicit_pad(n):
+def conv2d_im2col_rules(kernel_axes=(0, 1, 2, 3), certified: bool = True, name: str = "conv2d_im2col"):
+    """conv2d(x, w) = transpose(reshape(dense(im2col(x), reshape(w, [O, C*KH*KW])), [1, OH, OW, O]),
+    (0, 3, 1, 2)). ``kernel_axes`` / ``certified`` exist for the seeded wrong variants (a permuted
+    kernel; the dilation condition dropped: im2col without dilation)."""
+    t, x, w, sx, sw, so, st, pd, dil, lhs, where = _conv_lhs_vars(certified)
+    o, c, kh, kw, oh, ow = int_vars("o c kh kw oh ow")
+    where += [eq(o).to(sw[0]), eq(c).to(sw[1]), eq(kh).to(sw[2]), eq(kw).to(sw[3]), eq(oh).to(so[2]),
+              eq(ow).to(so[3])]
+    if kernel_axes != (0, 1, 2, 3):
+        where.append(eq(kh).to(kw))
+    wk = w if kernel_axes == (0, 1, 2, 3) else Term.transpose(w, vec(*kernel_axes))
+    cols = Term.im2col(x, vec(kh, kw), st, pd, vec(1, 1))
+    mat = Term.dense(cols, Term.reshape(wk, vec(o, c * kh * kw)))
+    rhs = Term.transpose(Term.reshape(mat, vec(1, oh, ow, o)), vec(0, 3, 1, 2))
+    return (RuleSpec(name, "nchw", t, lhs, tuple(where), rhs),)
+
+
+def conv2d_explicit_pad_rules():
     """A padded convolution as zero padding (nn.pad) followed by an unpadded one."""
-    if not _is(n, "nn.conv2d") or n.attrs["data_layout"] != "NCHW":
-        return None
-    t, l, b, r = ops._pads(n.attrs["padding"])
-    if (t, l, b, r) == (0, 0, 0, 0):
-        return None
-    x, w = n.args
-    xp = call("nn.pad", x, pad_width=((0, 0), (0, 0), (t, b), (l, r)))
-    return call("nn.conv2d", xp, w, **{**n.attrs, "padding": (0, 0, 0, 0)})
+    t, x, w, sx, sw, so, st, pd, dil, lhs, where = _conv_lhs_vars()
+    where += [ne(pd).to(vec(*ZERO4))]
+    padded = Term.pad(x, vec(0, 0, 0, 0, pd[0], pd[2], pd[1], pd[3]), 0.0, string("constant"))
+    rhs = Term.conv2d(padded, w, st, vec(*ZERO4), dil, 1, NCHW, OIHW)
+    return (RuleSpec("conv2d_explicit_pad", "nchw", t, lhs, tuple(where), rhs),)
 
 
-def conv2d_nhwc(n):
+def conv2d_nhwc_rules():
     """An NCHW/OIHW convolution as an NHWC/OHWI one between transposes (HLSCNN's layout)."""
-    if not _is(n, "nn.conv2d") or n.attrs["data_layout"] != "NCHW" or n.attrs["groups"] != 1:
-        return None
-    x, w = n.args
-    attrs = {**n.attrs, "data_layout": "NHWC", "kernel_layout": "OHWI"}
-    y = call("nn.conv2d", call("transpose", x, axes=(0, 2, 3, 1)), call("transpose", w, axes=(0, 2, 3, 1)), **attrs)
-    return call("transpose", y, axes=(0, 3, 1, 2))
+    t, x, w, sx, sw, so, st, pd, dil, lhs, where = _conv_lhs_vars()
+    y = Term.conv2d(Term.transpose(x, vec(0, 2, 3, 1)), Term.transpose(w, vec(0, 2, 3, 1)), st, pd, dil, 1,
+                    string("NHWC"), string("OHWI"))
+    return (RuleSpec("conv2d_nhwc", "nchw", t, lhs, tuple(where), Term.transpose(y, vec(0, 3, 1, 2))),)
 
 
 # ----------------------------------------------------------------------------- pooling (Figure 7)
-def _plain_pool(n) -> bool:
-    a = n.attrs
-    if not _is(n, "nn.max_pool2d") or tuple(ops._pads(a["padding"])) != (0, 0, 0, 0):
-        return False
-    (kh, kw), (sh, sw) = a["pool_size"], a["strides"]
-    x = n.args[0]
-    return n.shape[2] == (x.shape[2] - kh) // sh + 1 and n.shape[3] == (x.shape[3] - kw) // sw + 1
+def _pool_vars():
+    """A plain max-pool (no padding, floor mode) with its window (kh, kw) and strides (sh, sw)."""
+    t, x = term_vars("t x")
+    ks, st, pd = vec_vars("ks st pd")
+    (ceil,) = bool_vars("ceil")
+    kh, kw, sh, sw = int_vars("kh kw sh sw")
+    where = [eq(pd).to(vec(*ZERO4)), eq(ceil).to(false()), eq(kh).to(ks[0]), eq(kw).to(ks[1]), eq(sh).to(st[0]),
+             eq(sw).to(st[1])]
+    return t, x, Term.max_pool2d(x, ks, st, pd, ceil), where, (kh, kw, sh, sw)
 
 
-def maxpool_split(n):
+def maxpool_split_rules():
     """A window of a*b rows at stride a (a > 1, b > 1) = an (a,1)/(a,1) pool, then a (b,kw)/(1,sw) pool."""
-    if not _plain_pool(n):
-        return None
-    (kh, kw), (a, sw) = n.attrs["pool_size"], n.attrs["strides"]
-    if a < 2 or kh % a or kh // a < 2:
-        return None
-    first = call("nn.max_pool2d", n.args[0], pool_size=(a, 1), strides=(a, 1))
-    return call("nn.max_pool2d", first, pool_size=(kh // a, kw), strides=(1, sw))
+    t, x, lhs, where, (kh, kw, a, sw) = _pool_vars()
+    (b,) = int_vars("b")
+    where += [a >= 2, eq(kh % a).to(0), eq(b).to(kh / a), b >= 2]
+    rhs = _pool(_pool(x, vec(a, 1), vec(a, 1)), vec(b, kw), vec(1, sw))
+    return (RuleSpec("maxpool_split", "any", t, lhs, tuple(where), rhs),)
 
 
-def maxpool_transpose(n):
-    """Pooling along W as pooling along H between transposes (only for windows wider than tall)."""
-    if not _plain_pool(n):
-        return None
-    (kh, kw), (sh, sw) = n.attrs["pool_size"], n.attrs["strides"]
-    if (kw, sw) <= (kh, sh):
-        return None
-    t = call("transpose", n.args[0], axes=(0, 1, 3, 2))
-    inner = call("nn.max_pool2d", t, pool_size=(kw, kh), strides=(sw, sh))
-    return call("transpose", inner, axes=(0, 1, 3, 2))
+def maxpool_transpose_rules():
+    """Pooling along W as pooling along H between transposes (windows wider than tall, or as wide
+    with a larger column stride)."""
+    out = []
+    for label in ("wider", "strided"):
+        t, x, lhs, where, (kh, kw, sh, sw) = _pool_vars()
+        where += [kw > kh] if label == "wider" else [eq(kw).to(kh), sw > sh]
+        inner = _pool(Term.transpose(x, vec(0, 1, 3, 2)), vec(kw, kh), vec(sw, sh))
+        out.append(RuleSpec("maxpool_transpose", label, t, lhs, tuple(where), Term.transpose(inner, vec(0, 1, 3, 2))))
+    return tuple(out)
 
 
-def maxpool_windows(n):
+def maxpool_windows_rules(check_batch: bool = True):
     """Figure 7 (c): a 2-D max-pool (batch 1) as one temporal pool over its flattened windows:
-    (kh, kw >= 2) the K = kh*kw elements of every window (nn.im2col, per channel) become the rows of a
-    [1, 1, K, C*L] matrix (L windows per channel), pooled by a (K, 1)/(K, 1) window, reshaped back."""
-    if not _plain_pool(n):
-        return None
-    x = n.args[0]
-    (kh, kw), (sh, sw) = n.attrs["pool_size"], n.attrs["strides"]
-    N, C, OH, OW = n.shape
-    K, L = kh * kw, OH * OW
-    if N != 1 or kh < 2 or kw < 2:               # a window of one row or column is already a row pool
-        return None
-    cols = call("nn.im2col", x, kernel_size=(kh, kw), strides=(sh, sw))
-    rows = call("transpose", call("reshape", cols, newshape=(L, C, K)), axes=(2, 1, 0))
-    m = call("reshape", rows, newshape=(1, 1, K, C * L))
-    return call("reshape", call("nn.max_pool2d", m, pool_size=(K, 1), strides=(K, 1)), newshape=(1, C, OH, OW))
+    (kh, kw >= 2) the K = kh*kw elements of every window (nn.im2col, per channel) become the rows of
+    a [1, 1, K, C*L] matrix (L windows per channel), pooled by a (K, 1)/(K, 1) window, reshaped back.
+    ``check_batch=False``: the seeded variant without the batch-1 condition."""
+    t, x, lhs, where, (kh, kw, sh, sw) = _pool_vars()
+    (so,) = vec_vars("so")
+    n, c, oh, ow = int_vars("n c oh ow")
+    where += [kh >= 2, kw >= 2, eq(so).to(shape(t)), eq(so.length()).to(4), eq(n).to(so[0]), eq(c).to(so[1]),
+              eq(oh).to(so[2]), eq(ow).to(so[3])]
+    if check_batch:
+        where.append(eq(n).to(1))
+    k, L = kh * kw, oh * ow
+    cols = Term.im2col(x, vec(kh, kw), vec(sh, sw), vec(*ZERO4), vec(1, 1))
+    rows = Term.transpose(Term.reshape(cols, vec(L, c, k)), vec(2, 1, 0))
+    pooled = _pool(Term.reshape(rows, vec(1, 1, k, c * L)), vec(k, 1), vec(k, 1))
+    return (RuleSpec("maxpool_windows" if check_batch else "unguarded_maxpool_windows", "nchw", t, lhs,
+                     tuple(where), Term.reshape(pooled, vec(1, c, oh, ow))),)
 
 
-def maxpool_halve(n):
+def maxpool_halve_rules(check_tiling: bool = True):
     """A pool whose windows tile the rows (kh = sh, kh even, kh >= 4) as a (2,1)/(2,1) pool then a
-    (kh/2, kw)/(kh/2, sw) pool (Figure 7 (c): 16 rows as four stacked temporal pools)."""
-    if not _plain_pool(n):
-        return None
-    (kh, kw), (sh, sw) = n.attrs["pool_size"], n.attrs["strides"]
-    if kh != sh or kh % 2 or kh < 4:
-        return None
-    first = call("nn.max_pool2d", n.args[0], pool_size=(2, 1), strides=(2, 1))
-    return call("nn.max_pool2d", first, pool_size=(kh // 2, kw), strides=(kh // 2, sw))
+    (kh/2, kw)/(kh/2, sw) pool (Figure 7 (c): 16 rows as four stacked temporal pools).
+    ``check_tiling=False``: the seeded variant without kh = sh."""
+    t, x, lhs, where, (kh, kw, sh, sw) = _pool_vars()
+    (h,) = int_vars("h")
+    where += [eq(kh % 2).to(0), kh >= 4, eq(h).to(kh / 2)]
+    if check_tiling:
+        where.append(eq(kh).to(sh))
+    rhs = _pool(_pool(x, vec(2, 1), vec(2, 1)), vec(h, kw), vec(h, sw))
+    return (RuleSpec("maxpool_halve" if check_tiling else "unguarded_maxpool_halve", "any", t, lhs, tuple(where), rhs),)
 
 
-VECTOR = 16          # FlexASR's vector width: its pooling and linear layers take multiples of 16 columns
-
-
-def pool_pad_columns(n):
+def pool_pad_columns_rules(check_rows: bool = True):
     """A pool along rows only (window (k,1), stride (k,1)) of a [1, 1, R, C] matrix whose C is not a
     multiple of :data:`VECTOR`: pad the columns (zeros) to the next multiple, pool, slice the C
-    columns back (the padding never reaches a kept column)."""
-    if not _plain_pool(n):
-        return None
-    x = n.args[0]
-    (kh, kw), (sh, sw) = n.attrs["pool_size"], n.attrs["strides"]
-    if (kw, sw) != (1, 1) or x.shape[0] * x.shape[1] != 1 or x.shape[3] % VECTOR == 0:
-        return None
-    C = x.shape[3]
-    pad = call("nn.pad", x, pad_width=((0, 0), (0, 0), (0, 0), (0, -C % VECTOR)))
-    pooled = call("nn.max_pool2d", pad, pool_size=(kh, 1), strides=(sh, 1))
-    return call("strided_slice", pooled, begin=(0,), end=(C,), strides=(1,), axes=(3,))
+    columns back (the padding never reaches a kept column). ``check_rows=False``: the seeded
+    variant without the row-pool condition."""
+    t, x, lhs, where, (kh, kw, sh, sw) = _pool_vars()
+    (sx,) = vec_vars("sx")
+    c, p = int_vars("c p")
+    where += [eq(sx).to(shape(x)), eq(sx.length()).to(4), eq(sx[0]).to(1), eq(sx[1]).to(1), eq(c).to(sx[3]),
+              ne(c % VECTOR).to(0), eq(p).to(VECTOR - c % VECTOR)]
+    if check_rows:
+        where += [eq(kw).to(1), eq(sw).to(1)]
+    pad = Term.pad(x, vec(0, 0, 0, 0, 0, 0, 0, p), 0.0, string("constant"))
+    pooled = _pool(pad, vec(kh, 1), vec(sh, 1))
+    rhs = Term.strided_slice(pooled, vec(0), vec(c), vec(1), vec(3))
+    return (RuleSpec("pool_pad_columns" if check_rows else "unguarded_pool_pad_columns", "any", t, lhs, tuple(where),
+                     rhs),)
 
 
 # ----------------------------------------------------------------------------- layout algebra
-def transpose_pair(n):
-    if not (_is(n, "transpose") and _is(n.args[0], "transpose")):
-        return None
-    inner = n.args[0]
-    p, q = inner.attrs["axes"], n.attrs["axes"]
-    if not p or not q:
-        return None
-    both = tuple(p[k] for k in q)
-    x = inner.args[0]
-    return x if both == tuple(range(len(both))) else call("transpose", x, axes=both)
+def transpose_pair_rules(check_identity: bool = True):
+    """transpose(transpose(x, p), q) = transpose(x, p∘q), or x when p∘q is the identity (one rule
+    per rank and case). ``check_identity=False``: the seeded variant that returns x whatever p∘q."""
+    out = []
+    for r in range(1, 7):
+        for label in ("identity", "composed"):
+            if label == "composed" and not check_identity:
+                continue
+            t, x = term_vars("t x")
+            p, q, both = vec_vars("p q both")
+            where = [eq(p.length()).to(r), eq(q.length()).to(r), eq(both).to(vec(*[p[q[i]] for i in range(r)]))]
+            if check_identity:
+                where.append(eq(both).to(vec(*range(r))) if label == "identity" else ne(both).to(vec(*range(r))))
+            rhs = x if label == "identity" else Term.transpose(x, both)
+            out.append(RuleSpec("transpose_pair" if check_identity else "unguarded_transpose_pair", f"rank{r}-{label}",
+                                t, Term.transpose(Term.transpose(x, p), q), tuple(where), rhs))
+    return tuple(out)
 
 
-def reshape_pair(n):
-    if not (_is(n, "reshape") and _is(n.args[0], "reshape")):
-        return None
-    x = n.args[0].args[0]
-    return x if tuple(x.shape) == tuple(n.shape) else call("reshape", x, newshape=tuple(n.shape))
+def reshape_pair_rules():
+    """reshape(reshape(x, s1), s2) = reshape(x, s2), or x when s2 is x's shape."""
+    out = []
+    for label in ("identity", "composed"):
+        t, x = term_vars("t x")
+        s1, s2, sx, so = vec_vars("s1 s2 sx so")
+        where = [eq(so).to(shape(t)), eq(sx).to(shape(x)), eq(so).to(sx) if label == "identity" else ne(so).to(sx)]
+        rhs = x if label == "identity" else Term.reshape(x, so)
+        out.append(RuleSpec("reshape_pair", label, t, Term.reshape(Term.reshape(x, s1), s2), tuple(where), rhs))
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------------- recurrent (paper §4.4.2)
 ONNX_TO_TORCH = (0, 2, 3, 1)   # PyTorch's gate q (i, f, g, o) is ONNX's gate ONNX_TO_TORCH[q] of (i, o, f, c)
 
 
-def _zero_state(v) -> bool:
-    """An initial state the rewrite may drop: a constant of zeros (either sign)."""
-    from compile.ir.graph import Const
-    return isinstance(v, Const) and not np.any(np.asarray(v.value))
+def _gates(v, H, order, offset=0):
+    """The 4H gate rows of ``v`` along axis 1 (from ``offset``) reordered: block q of the result is
+    block ``order[q]`` of ``v`` (strided_slice + concatenate, data movement only)."""
+    return Term.concatenate(terms(*[Term.strided_slice(v, vec(offset + q * H), vec(offset + (q + 1) * H), vec(1),
+                                                       vec(1)) for q in order]), 1)
 
 
-def _gates(v, H: int, order, axis: int, offset: int = 0):
-    """The 4H gate rows of ``v`` along ``axis`` (from ``offset``) reordered: block q of the result
-    is block ``order[q]`` of ``v`` (strided_slice + concatenate, data movement only)."""
-    blocks = [call("strided_slice", v, begin=(offset + q * H,), end=(offset + (q + 1) * H,), strides=(1,),
-                   axes=(axis,)) for q in order]
-    return call("concatenate", *blocks, axis=axis)
-
-
-def lstm_fold(n, order=ONNX_TO_TORCH, halves=(True, True)):
-    """ONNX's folded LSTM (``nn.lstm``: x[T, 1, I], w[1, 4H, I], r[1, 4H, H], b[1, 8H] = Wb then
-    Rb, gates (i, o, f, c); batch 1; initial states absent or constant zeros) as FlexASR's LSTM
-    layer (``lstm_layer``: PyTorch gates (i, f, g, o), one bias b_ih + b_hh, zero initial state):
+def lstm_fold_rules(order=ONNX_TO_TORCH, halves=(True, True), check_state: bool = True, name: str = "lstm_fold"):
+    """ONNX's folded LSTM (``nn.lstm``: x[T, 1, I], w[1, 4H, I], r[1, 4H, H], b[1, 8H] = Wb then Rb,
+    gates (i, o, f, c); batch 1; initial states absent or constant zeros) as FlexASR's LSTM layer
+    (``lstm_layer``: PyTorch gates (i, f, g, o), one bias b_ih + b_hh, zero initial state):
     ``reshape(lstm_layer(reshape(x, [T, I]), W', R', Wb' + Rb'), [T, 1, 1, H])`` where ' reorders
-    the gate blocks (ONNX c is PyTorch g; strided_slice + concatenate + reshape). A constant b (as
-    the front-ends build it) has its halves summed at compile time with the IR ``add``'s own
-    semantics, so the rewritten term holds no host compute besides the call (an ``add`` left on the
-    host would cost the extraction more than the ``nn.lstm`` it replaces). ``order``/``halves``
-    exist for the seeded wrong variants (:mod:`compile.rewrites.broken`): the gate permutation, and
-    which bias halves are summed."""
-    if not _is(n, "nn.lstm"):
-        return None
-    x, w, r = n.args[:3]
-    b = n.args[3] if len(n.args) > 3 else None
-    T, B, I = x.shape
-    H = r.shape[2]
-    if B != 1 or not all(_zero_state(s) for s in n.args[4:]):
-        return None
-    if b is not None and tuple(b.shape) != (1, 8 * H):
-        return None
-    W = call("reshape", _gates(w, H, order, 1), newshape=(4 * H, I))
-    R = call("reshape", _gates(r, H, order, 1), newshape=(4 * H, H))
-    if b is None:
-        bsum = const(np.zeros(4 * H, np.float32))
-    elif isinstance(b, Const):              # the front-ends' case: the same add, evaluated now (bit for bit
-        idx = np.concatenate([np.arange(q * H, (q + 1) * H) for q in order])   # what the host would compute)
-        wb, rb = (np.asarray(b.value, np.float32)[0, off:off + 4 * H][idx] for off in (0, 4 * H))
-        bsum = const(ops.evaluate("add", [wb, rb], {}) if all(halves) else (wb if halves[0] else rb))
-    else:
-        wb, rb = (call("reshape", _gates(b, H, order, 1, off), newshape=(4 * H,)) for off in (0, 4 * H))
-        bsum = call("add", wb, rb) if all(halves) else (wb if halves[0] else rb)
-    y = call("lstm_layer", call("reshape", x, newshape=(T, I)), W, R, bsum)
-    return call("reshape", y, newshape=(T, 1, 1, H))
+    the gate blocks (ONNX c is PyTorch g; strided_slice + concatenate + reshape). One rule per
+    operand count (3: no bias, 4: bias, 5 and 6: initial states). The bias sum of a constant b is an
+    ``add`` of constants, which extraction treats as free and the program evaluates at compile time
+    with the IR ``add``'s own semantics. ``order`` / ``halves`` / ``check_state`` exist for the
+    seeded wrong variants (:mod:`compile.rewrites.broken`)."""
+    out = []
+    for arity in (3, 4, 5, 6):
+        t, x, w, r, b, h0, c0 = term_vars("t x w r b h0 c0")
+        sx, sr, sb = vec_vars("sx sr sb")
+        T, I, H = int_vars("T I H")
+        (d,) = str_vars("d")
+        ops = [x, w, r, b, h0, c0][:arity]
+        where = [eq(sx).to(shape(x)), eq(sx.length()).to(3), eq(sx[1]).to(1), eq(T).to(sx[0]), eq(I).to(sx[2]),
+                 eq(sr).to(shape(r)), eq(sr.length()).to(3), eq(H).to(sr[2]), eq(d).to(dtype(x))]
+        if arity >= 4:
+            where += [eq(sb).to(shape(b)), eq(sb).to(vec(1, H * 8))]
+        if check_state:
+            where += [zero_term(s) for s in ops[4:]]
+        W = Term.reshape(_gates(w, H, order), vec(H * 4, I))
+        R = Term.reshape(_gates(r, H, order), vec(H * 4, H))
+        if arity == 3:
+            bsum = Term.zeros(vec(H * 4), d)
+        else:
+            wb, rb = (Term.reshape(_gates(b, H, order, off), vec(H * 4)) for off in (0, H * 4))
+            bsum = Term.add(wb, rb) if all(halves) else (wb if halves[0] else rb)
+        y = Term.lstm_layer(Term.reshape(x, vec(T, I)), W, R, bsum)
+        out.append(RuleSpec(name, f"{arity}-operands", t, Term.lstm(terms(*ops)), tuple(where),
+                            Term.reshape(y, vec(T, 1, 1, H))))
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------------- instances for the checks
@@ -241,59 +282,75 @@ def _dims(rng, n, lo=1, hi=5):
     return [int(v) for v in rng.integers(lo, hi + 1, n)]
 
 
+def _pick(rng, values):
+    return values[int(rng.integers(len(values)))]
+
+
+def _dense_lhs(p):
+    x, w = var("x", (p["N"],) * (p["R"] - 1) + (p["K"],)), var("w", (p["M"], p["K"]))
+    return [x, w], call("nn.dense", x, w)
+
+
+def _add_lhs(p):
+    r2 = p["rank2"]
+    x = var("x", (p["N"], p["C"]) + (p["H"],) * r2)
+    b = var("b", {"channel": (p["C"],) + (1,) * r2, "ones": (1,) + (1,) * r2,
+                  "full": (p["C"],) + (p["H"],) * r2}[p["b"]])
+    return [x, b], call("add", x, b)
+
+
+def _rand_add(rng):
+    N, C, H = _dims(rng, 3, 1, 4)
+    return dict(N=N, C=C, H=H, rank2=int(rng.integers(0, 3)), b=_pick(rng, ("channel", "ones", "full")))
+
+
 def _conv_lhs(p):
-    x, w = var("x", (1, p["C"], p["H"], p["W"])), var("w", (p["O"], p["C"], p["KH"], p["KW"]))
+    """nn.conv2d over x[N, C, H, W], w[O, C/G, KH, KW] with strides (S, S2), padding P, dilation D,
+    groups G (defaults: N 1, S2 = S, D 1, G 1)."""
+    N, G, D = p.get("N", 1), p.get("G", 1), p.get("D", 1)
+    x = var("x", (N, p["C"], p["H"], p["W"]))
+    w = var("w", (p["O"], p["C"] // G, p["KH"], p["KW"]))
     P = p["P"]
-    return [x, w], call("nn.conv2d", x, w, strides=(p["S"], p["S"]), padding=(P, P, P, P))
+    return [x, w], call("nn.conv2d", x, w, strides=(p["S"], p.get("S2", p["S"])), padding=(P, P, P, P),
+                        dilation=(D, D), groups=G)
 
 
 def _rand_conv(rng):
     C, O, KH, KW = _dims(rng, 4, 1, 3)
+    G = _pick(rng, (1, 1, 1, 2))
+    C, O = C * G, O * G
     S, P = int(rng.integers(1, 3)), int(rng.integers(0, 2))
-    return dict(C=C, O=O, KH=KH, KW=KW, S=S, P=P, H=KH + int(rng.integers(0, 6)), W=KW + int(rng.integers(0, 6)))
+    D = _pick(rng, (1, 1, 1, 2))
+    return dict(C=C, O=O, KH=KH, KW=KW, S=S, S2=_pick(rng, (S, S, S, 3 - S)), P=P, D=D, G=G,
+                N=_pick(rng, (1, 1, 1, 2)), H=D * (KH - 1) + 1 + int(rng.integers(0, 5)),
+                W=D * (KW - 1) + 1 + int(rng.integers(0, 5)))
+
+
+CONV_SPACE = dict(C=(1, 2), O=(1, 2), KH=(1, 2), KW=(2,), S=(1, 2), P=(0, 1), H=(3,), W=(3,), D=(1, 2), G=(1, 2),
+                  N=(1, 2))
 
 
 def _pool_lhs(p):
     x = var("x", (p["N"], p["C"], p["H"], p["W"]))
-    return [x], call("nn.max_pool2d", x, pool_size=(p["kh"], p["kw"]), strides=(p["sh"], p["sw"]))
+    P = p.get("P", 0)
+    return [x], call("nn.max_pool2d", x, pool_size=(p["kh"], p["kw"]), strides=(p["sh"], p["sw"]),
+                     padding=(P, P, P, P), ceil_mode=p.get("ceil", False))
 
 
-def _rand_pool(rng):
-    kh, kw, sh, sw = _dims(rng, 4, 1, 4)
+def _rand_pool(rng, hi=6):
+    kh, kw, sh, sw = _dims(rng, 4, 1, hi)
     N, C = _dims(rng, 2, 1, 2)
-    return dict(kh=kh, kw=kw, sh=sh, sw=sw, N=N, C=C, H=kh + int(rng.integers(0, 6)), W=kw + int(rng.integers(0, 6)))
+    return dict(kh=kh, kw=kw, sh=sh, sw=sw, N=N, C=C, H=kh + int(rng.integers(0, 7)), W=kw + int(rng.integers(0, 7)),
+                P=_pick(rng, (0, 0, 0, 1)), ceil=bool(rng.random() < 0.2))
 
 
-def _rand_split(rng):
-    a, b = int(rng.integers(2, 4)), int(rng.integers(2, 4))
-    p = _rand_pool(rng)
-    p.update(kh=a * b, sh=a, H=a * b + int(rng.integers(0, 7)))
+def _rand_pool_rows(rng):
+    """A pool whose window is a column of rows more often than not (the shapes Figure 7's rules
+    take), its other parameters as :func:`_rand_pool` (independent of any guard)."""
+    p = _rand_pool(rng, 8)
+    if rng.random() < 0.5:
+        p.update(N=1, C=1, kw=1, sw=int(rng.integers(1, 3)), W=int(rng.integers(1, 40)))
     return p
-
-
-def _rand_windows(rng):
-    p = _rand_pool(rng)
-    kh, kw = int(rng.integers(2, 4)), int(rng.integers(2, 4))
-    p.update(N=1, kh=kh, kw=kw, H=kh + int(rng.integers(0, 5)), W=kw + int(rng.integers(0, 5)))
-    return p
-
-
-def _rand_halve(rng):
-    k = 2 * int(rng.integers(2, 5))
-    p = _rand_pool(rng)
-    p.update(kh=k, sh=k, H=k + int(rng.integers(0, 2 * k)))
-    return p
-
-
-def _rand_pad_columns(rng):
-    k = int(rng.integers(1, 5))
-    return dict(kh=k, kw=1, sh=k, sw=1, N=1, C=1, H=k + int(rng.integers(0, 6)), W=int(rng.integers(1, 40)))
-
-
-def _add_lhs(p):
-    x = var("x", (p["N"], p["C"]) + (p["H"],) * p["rank2"])
-    b = var("b", (p["C"],) + (1,) * p["rank2"])
-    return [x, b], call("add", x, b)
 
 
 def _transposes_lhs(p):
@@ -302,8 +359,18 @@ def _transposes_lhs(p):
 
 
 def _rand_perms(rng):
-    return dict(shape=tuple(_dims(rng, 3, 1, 4)), p1=tuple(int(v) for v in rng.permutation(3)),
-                p2=tuple(int(v) for v in rng.permutation(3)))
+    r = int(rng.integers(1, 5))
+    return dict(shape=tuple(_dims(rng, r, 1, 3)), p1=tuple(int(v) for v in rng.permutation(r)),
+                p2=tuple(int(v) for v in rng.permutation(r)))
+
+
+def _perm_space():
+    import itertools
+    out = []
+    for shp in ((2, 3), (2, 3, 2)):
+        perms = list(itertools.permutations(range(len(shp))))
+        out += [dict(shape=shp, p1=a, p2=b) for a in perms for b in perms]
+    return out
 
 
 def _reshapes_lhs(p):
@@ -313,14 +380,19 @@ def _reshapes_lhs(p):
 
 def _rand_reshapes(rng):
     a, b, c = _dims(rng, 3, 1, 4)
-    return dict(shape=(a, b, c), s1=(a * b, c), s2=(a, b * c))
+    return dict(shape=(a, b, c), s1=_pick(rng, ((a * b, c), (a, b * c), (a * b * c,))),
+                s2=_pick(rng, ((a, b * c), (a, b, c), (c, a * b), (a * b * c, 1))))
+
+
+def _reshape_space():
+    return [dict(shape=(2, 3, 2), s1=s1, s2=s2) for s1 in ((6, 2), (12,), (2, 6)) for s2 in ((2, 6), (2, 3, 2), (12,))]
 
 
 def _lstm_lhs(p):
     """nn.lstm over x[T, B, I], w[1, 4H, I], r[1, 4H, H]; ``bias``: 'input' (b[1, 8H] an input),
     'const' (a constant b: standard normal from ``seed``, rounded to integers with ``ints`` for the
-    exact check) or 'none'; ``state``: 'absent', 'zeros' (constant zero h0 and c0) or 'input' (h0 an
-    input: the rewrite must not apply)."""
+    exact check) or 'none'; ``state``: 'absent', 'zeros' (constant zero h0 and c0), 'input' (h0 an
+    input) or 'ones' (constant non-zero h0 and c0): the rewrite must not apply to the last two."""
     T, B, I, H = p["T"], p.get("B", 1), p["I"], p["H"]
     x, w, r = var("x", (T, B, I)), var("w", (1, 4 * H, I)), var("r", (1, 4 * H, H))
     ins, args = [x, w, r], [x, w, r]
@@ -335,6 +407,8 @@ def _lstm_lhs(p):
         args.append(b)
     if p["state"] == "zeros":
         args += [const(np.zeros((1, B, H), np.float32))] * 2
+    elif p["state"] == "ones":
+        args += [const(np.ones((1, B, H), np.float32))] * 2
     elif p["state"] == "input":
         h0 = var("h0", (1, B, H))
         ins.append(h0)
@@ -344,70 +418,130 @@ def _lstm_lhs(p):
 
 def _rand_lstm(rng):
     T, I, H = int(rng.integers(1, 7)), int(rng.integers(1, 6)), int(rng.integers(1, 6))
-    u = rng.random()
-    return dict(T=T, I=I, H=H, B=2 if u < 0.05 else 1, bias=str(rng.choice(["input", "const", "none"], p=[.5, .3, .2])),
-                state="input" if u > 0.95 else str(rng.choice(["absent", "zeros"])), seed=int(rng.integers(1 << 30)))
+    return dict(T=T, I=I, H=H, B=_pick(rng, (1, 1, 1, 2)), bias=_pick(rng, ("input", "input", "const", "none")),
+                state=_pick(rng, ("absent", "zeros", "zeros", "input", "ones")), seed=int(rng.integers(1 << 30)))
+
+
+LSTM_SPACE = dict(T=(2,), I=(1, 2), H=(1, 2), B=(1, 2), bias=("input", "const", "none"),
+                  state=("absent", "zeros", "input", "ones"), ints=(True,))
 
 
 # Property-test tolerance of lstm_fold, measured (seeds 1 and 100..104, 2000 random parameter sets
-# of _rand_lstm each, 10,809 where the rewrite applies; standard-normal float32 data): relative
-# Frobenius error median 1.2e-8, 99.9th percentile below 8.5e-7, largest 2.2e-6. Its only source is
-# the rewritten side's float32 ``add`` of two bias *inputs* (the left side sums them in float64;
-# constant biases are summed by the same float32 add on both paths, and everything else is the
-# same float64 arithmetic in the same order): an absolute error of 2^-24 |Wb + Rb| per
-# pre-activation, relatively larger where cancellation makes the outputs small (T = 1, H = 1
-# cases). 1e-5: ~4.5x the largest seen, four orders below a wrong gate order or a dropped bias
-# (relative errors 0.1 .. 2).
+# of the former generator each, 10,809 where the rewrite applies; standard-normal float32 data):
+# relative Frobenius error median 1.2e-8, 99.9th percentile below 8.5e-7, largest 2.2e-6. Its only
+# source is the rewritten side's float32 ``add`` of the two bias halves (the left side sums them in
+# float64; everything else is the same float64 arithmetic in the same order): an absolute error of
+# 2^-24 |Wb + Rb| per pre-activation, relatively larger where cancellation makes the outputs small
+# (T = 1, H = 1 cases). 1e-5: ~4.5x the largest seen, four orders below a wrong gate order or a
+# dropped bias (relative errors 0.1 .. 2).
 LSTM_RTOL = 1e-5
 
 RULES = (
     Rewrite("dense_zero_bias", "nn.dense(x, w) => nn.bias_add(nn.dense(x, w), zeros[M])  (paper §3: MobileNet-V2)",
-            dense_zero_bias, lambda p: ([x := var("x", (p["N"], p["K"])), w := var("w", (p["M"], p["K"]))],
-                                        call("nn.dense", x, w)),
-            lambda rng: dict(zip("NKM", _dims(rng, 3))), (dict(N=2, K=3, M=2),)),
+            dense_zero_bias_rules(), _dense_lhs,
+            lambda rng: dict(zip("NKM", _dims(rng, 3)), R=int(rng.integers(2, 4))),
+            dict(R=(2, 3), N=(1, 2), K=(1, 3), M=(2,))),
     Rewrite("add_bias", "add(x[N,C,...], b[C,1,...]) => nn.bias_add(x, reshape(b, [C]), axis=1)",
-            add_bias, _add_lhs, lambda rng: dict(zip(("N", "C", "H"), _dims(rng, 3)), rank2=int(rng.integers(0, 3))),
-            (dict(N=1, C=2, H=2, rank2=2), dict(N=2, C=3, H=1, rank2=0))),
+            add_bias_rules(), _add_lhs, _rand_add,
+            dict(N=(1, 2), C=(1, 2), H=(2,), rank2=(0, 1, 2), b=("channel", "ones", "full"))),
     Rewrite("conv2d_im2col", "nn.conv2d(x, w) => transpose(reshape(nn.dense(nn.im2col(x), reshape(w, [O, C*KH*KW])), "
-            "[1, OH, OW, O]), (0, 3, 1, 2))  (groups 1, batch 1; Glenside's im2col)",
-            conv2d_im2col, _conv_lhs, _rand_conv,
-            (dict(C=2, O=2, KH=2, KW=2, S=1, P=0, H=3, W=3), dict(C=1, O=2, KH=2, KW=1, S=2, P=1, H=3, W=2))),
-    Rewrite("conv2d_explicit_pad", "nn.conv2d(x, w, padding p) => nn.conv2d(nn.pad(x, p), w, padding 0)",
-            conv2d_explicit_pad, _conv_lhs, _rand_conv, (dict(C=2, O=1, KH=2, KW=2, S=1, P=1, H=2, W=3),)),
+            "[1, OH, OW, O]), (0, 3, 1, 2))  (batch 1, groups 1, no dilation, equal strides; Glenside's im2col)",
+            conv2d_im2col_rules(), _conv_lhs, _rand_conv, CONV_SPACE),
+    Rewrite("conv2d_explicit_pad", "nn.conv2d(x, w, padding p) => nn.conv2d(nn.pad(x, p), w, padding 0)  "
+            "(batch 1, groups 1, no dilation, equal strides)",
+            conv2d_explicit_pad_rules(), _conv_lhs, _rand_conv, CONV_SPACE),
     Rewrite("conv2d_nhwc", "nn.conv2d(x, w) [NCHW/OIHW] => transpose(nn.conv2d(transpose(x, (0, 2, 3, 1)), "
-            "transpose(w, (0, 2, 3, 1)), NHWC/OHWI), (0, 3, 1, 2))  (HLSCNN's layout)",
-            conv2d_nhwc, _conv_lhs, _rand_conv,
-            (dict(C=2, O=2, KH=2, KW=2, S=1, P=0, H=3, W=3), dict(C=1, O=2, KH=2, KW=1, S=2, P=1, H=3, W=2))),
+            "transpose(w, (0, 2, 3, 1)), NHWC/OHWI), (0, 3, 1, 2))  (HLSCNN's layout; batch 1, groups 1, no "
+            "dilation, equal strides)",
+            conv2d_nhwc_rules(), _conv_lhs, _rand_conv, CONV_SPACE),
     Rewrite("maxpool_split", "nn.max_pool2d(x, (a*b, kw), (a, sw)) => nn.max_pool2d(nn.max_pool2d(x, (a, 1), (a, 1)), "
             "(b, kw), (1, sw))  (Figure 7: large windows as stacked temporal pools)",
-            maxpool_split, _pool_lhs, _rand_split,
-            (dict(kh=4, kw=1, sh=2, sw=1, N=1, C=1, H=6, W=2), dict(kh=4, kw=2, sh=2, sw=2, N=1, C=2, H=5, W=4))),
+            maxpool_split_rules(), _pool_lhs, _rand_pool,
+            dict(kh=(4, 6), kw=(1, 2), sh=(2, 3), sw=(1,), N=(1,), C=(1,), H=(6, 7), W=(2,), P=(0, 1), ceil=(False, True))),
     Rewrite("maxpool_transpose", "nn.max_pool2d(x, (kh, kw), (sh, sw)) => transpose(nn.max_pool2d(transpose(x, "
             "(0, 1, 3, 2)), (kw, kh), (sw, sh)), (0, 1, 3, 2))  (Figure 7: pooling along W as pooling along H)",
-            maxpool_transpose, _pool_lhs, _rand_pool, (dict(kh=1, kw=2, sh=1, sw=2, N=1, C=1, H=3, W=4),)),
+            maxpool_transpose_rules(), _pool_lhs, _rand_pool,
+            dict(kh=(1, 2), kw=(1, 2), sh=(1, 2), sw=(1, 2), N=(1,), C=(1,), H=(3,), W=(4,), P=(0, 1),
+                 ceil=(False, True))),
     Rewrite("maxpool_windows", "nn.max_pool2d(x[1,C,H,W], (kh, kw), (sh, sw)) => reshape(nn.max_pool2d(reshape("
             "transpose(reshape(nn.im2col(x), [L, C, K]), (2, 1, 0)), [1, 1, K, C*L]), (K, 1), (K, 1)), [1, C, OH, OW])  "
             "(Figure 7 (c): the flattened windows)",
-            maxpool_windows, _pool_lhs, _rand_windows,
-            (dict(kh=2, kw=2, sh=1, sw=2, N=1, C=2, H=3, W=4), dict(kh=2, kw=3, sh=1, sw=1, N=1, C=1, H=2, W=4))),
+            maxpool_windows_rules(), _pool_lhs, _rand_pool,
+            dict(kh=(1, 2), kw=(2, 3), sh=(1, 2), sw=(2,), N=(1, 2), C=(1, 2), H=(3,), W=(4,), P=(0, 1),
+                 ceil=(False, True))),
     Rewrite("maxpool_halve", "nn.max_pool2d(x, (k, kw), (k, sw)) => nn.max_pool2d(nn.max_pool2d(x, (2, 1), (2, 1)), "
             "(k/2, kw), (k/2, sw))  (k even, k >= 4)",
-            maxpool_halve, _pool_lhs, _rand_halve,
-            (dict(kh=4, kw=1, sh=4, sw=1, N=1, C=1, H=5, W=1), dict(kh=4, kw=2, sh=4, sw=1, N=1, C=1, H=4, W=3))),
+            maxpool_halve_rules(), _pool_lhs, _rand_pool_rows,
+            dict(kh=(4, 6), kw=(1, 2), sh=(2, 4, 6), sw=(1,), N=(1,), C=(1,), H=(6, 9), W=(2,), P=(0, 1),
+                 ceil=(False, True))),
     Rewrite("pool_pad_columns", "nn.max_pool2d(x[1,1,R,C], (k, 1), (k, 1)) => strided_slice(nn.max_pool2d(nn.pad(x, "
             "columns to a multiple of 16), (k, 1), (k, 1)), columns 0..C)",
-            pool_pad_columns, _pool_lhs, _rand_pad_columns, (dict(kh=2, kw=1, sh=2, sw=1, N=1, C=1, H=4, W=3),)),
+            pool_pad_columns_rules(), _pool_lhs, _rand_pool_rows,
+            dict(kh=(1, 2), kw=(1, 2), sh=(1, 2), sw=(1, 2), N=(1, 2), C=(1,), H=(4,), W=(3, 5, 16), P=(0, 1),
+                 ceil=(False, True))),
     Rewrite("transpose_pair", "transpose(transpose(x, p), q) => transpose(x, p∘q), or x when p∘q is the identity",
-            transpose_pair, _transposes_lhs, _rand_perms,
-            (dict(shape=(2, 3, 2), p1=(1, 2, 0), p2=(2, 0, 1)), dict(shape=(2, 3, 2), p1=(1, 0, 2), p2=(2, 0, 1)))),
+            transpose_pair_rules(), _transposes_lhs, _rand_perms, _perm_space()),
     Rewrite("reshape_pair", "reshape(reshape(x, s1), s2) => reshape(x, s2), or x when s2 is x's shape",
-            reshape_pair, _reshapes_lhs, _rand_reshapes, (dict(shape=(2, 3, 2), s1=(6, 2), s2=(2, 6)),)),
+            reshape_pair_rules(), _reshapes_lhs, _rand_reshapes, _reshape_space()),
     Rewrite("lstm_fold", "nn.lstm(x[T,1,I], w, r, b, h0=0, c0=0) [ONNX gates i,o,f,c] => reshape(lstm_layer("
             "reshape(x, [T, I]), W[i,f,c,o], R[i,f,c,o], Wb[i,f,c,o] + Rb[i,f,c,o]), [T, 1, 1, H])  "
             "(PyTorch gates i,f,g,o; paper §4.4.2: the LSTM layer FlexASR runs)",
-            lstm_fold, _lstm_lhs, _rand_lstm,
-            (dict(T=2, I=1, H=1, bias="input", state="zeros"), dict(T=2, I=2, H=2, bias="input", state="absent"),
-             dict(T=2, I=1, H=2, bias="none", state="absent"),
-             dict(T=2, I=2, H=1, bias="const", state="zeros", seed=0, ints=True)),
-            bit_exact=False, rtol=LSTM_RTOL),
+            lstm_fold_rules(), _lstm_lhs, _rand_lstm, LSTM_SPACE, bit_exact=False, rtol=LSTM_RTOL),
 )
+
+
+def _registered(name: str) -> Rewrite:
+    return next(r for r in RULES if r.name == name)
+
+
+# thin wrappers: the rewrite's egglog rules run on one IR node (None where they do not apply)
+def dense_zero_bias(n):
+    return _registered("dense_zero_bias").apply(n)
+
+
+def add_bias(n):
+    return _registered("add_bias").apply(n)
+
+
+def conv2d_im2col(n):
+    return _registered("conv2d_im2col").apply(n)
+
+
+def conv2d_explicit_pad(n):
+    return _registered("conv2d_explicit_pad").apply(n)
+
+
+def conv2d_nhwc(n):
+    return _registered("conv2d_nhwc").apply(n)
+
+
+def maxpool_split(n):
+    return _registered("maxpool_split").apply(n)
+
+
+def maxpool_transpose(n):
+    return _registered("maxpool_transpose").apply(n)
+
+
+def maxpool_windows(n):
+    return _registered("maxpool_windows").apply(n)
+
+
+def maxpool_halve(n):
+    return _registered("maxpool_halve").apply(n)
+
+
+def pool_pad_columns(n):
+    return _registered("pool_pad_columns").apply(n)
+
+
+def transpose_pair(n):
+    return _registered("transpose_pair").apply(n)
+
+
+def reshape_pair(n):
+    return _registered("reshape_pair").apply(n)
+
+
+def lstm_fold(n):
+    return _registered("lstm_fold").apply(n)
