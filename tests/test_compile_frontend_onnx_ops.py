@@ -178,3 +178,21 @@ def test_scan_is_unrolled_over_its_sequence():
     _against_ort(m, {"s0": s0, "x": x})
     s, y = run(from_onnx(m), {"s0": s0, "x": x})
     assert np.array_equal(y, s0 + np.cumsum(x[:, ::-1], axis=1).T) and np.array_equal(s, y[-1])
+
+
+def test_narrow_types_only_through_casts():
+    """float8 casts saturate by default (ONNX Cast), not with saturate=0; other operators refuse
+    the narrow types by name."""
+    x = np.array([1.0, 1000.0, -np.inf, np.nan, 0.3], np.float32)
+    for sat, want_big in ((1, 448.0), (0, np.nan)):
+        m = _model([helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E4M3FN, saturate=sat),
+                    helper.make_node("Cast", ["y"], ["z"], to=TensorProto.FLOAT)],
+                   [_vi("x", [5])], [_vi("z", [5])], opset=21)
+        z = run(from_onnx(m), {"x": x})[0]
+        assert z.dtype == np.float32 and z[0] == 1.0 and np.isnan(z[3]) and abs(z[4] - 0.3) < 0.02
+        assert (z[1] == want_big) if sat else np.isnan(z[1])
+        assert (z[2] == -448.0) if sat else np.isnan(z[2])
+    m = _model([helper.make_node("Add", ["a", "a"], ["y"], name="add_bf16")], [_vi("a", [2], TensorProto.BFLOAT16)],
+               [_vi("y", [2], TensorProto.BFLOAT16)], opset=21)
+    with pytest.raises(UnsupportedOperatorError, match=r"Add node 'add_bf16': Add on element type bfloat16"):
+        from_onnx(m)

@@ -37,6 +37,9 @@ from compile.ir.graph import Const, Graph, Value, Var, call, topological, var
 
 _DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
            10: "float16", 11: "float64", 12: "uint32", 13: "uint64"}
+_DTYPES.update({k: v for k, v in {16: "bfloat16", 17: "float8_e4m3fn", 18: "float8_e4m3fnuz", 19: "float8_e5m2",
+                                  20: "float8_e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4_e2m1fn", 25: "uint2",
+                                  26: "int2"}.items() if v in ops.NARROW})    # only Cast takes or gives them
 _ONNX_OF = {v: k for k, v in _DTYPES.items()}
 
 
@@ -62,7 +65,7 @@ def _dtype(elem_type: int, what: str) -> str:
 def _const(value, name: str = "", source: str = "") -> Const:
     """A constant keeping its element type (read-only: constants are never written)."""
     a = np.asarray(value).view()                  # a read-only view: no copy of large weights
-    if a.dtype.kind not in "biuf" or a.dtype.itemsize > 8:
+    if (a.dtype.kind not in "biuf" or a.dtype.itemsize > 8) and a.dtype.name not in ops.NARROW:
         raise UnsupportedOperatorError(f"constant {name or source!r}: element type {a.dtype} is not supported")
     a.setflags(write=False)
     return Const(tuple(a.shape), str(a.dtype), source, value=a, name=name)
@@ -189,9 +192,16 @@ class _Importer:
             deps)
 
     def op(self, name, *args, **attrs):
-        """An IR node at the current node (its dtype by :func:`compile.ir.ops.result_dtype`)."""
+        """An IR node at the current node (its dtype by :func:`compile.ir.ops.result_dtype`). The
+        narrow element types (bfloat16, float8, float4, int4, int2) only go through casts."""
+        if name not in ("cast", "saturate_cast"):
+            narrow = sorted({a.dtype for a in args if a.dtype in ops.NARROW})
+            if narrow:
+                self.refuse(f"{self.n.op_type} on element type {', '.join(narrow)} (only casts take the narrow types)")
         node = call(name, *args, source=self.src, **attrs)
         node.dtype = ops.result_dtype(name, [a.dtype for a in args], node.attrs, self.src)
+        if node.dtype in ops.NARROW and name not in ("cast", "saturate_cast"):
+            self.refuse(f"{self.n.op_type} giving element type {node.dtype} (only casts take the narrow types)")
         return node
 
     def scalar(self, value, like: Value) -> Const:
@@ -349,13 +359,22 @@ def _cast(im, n, xs, a):
     to = a["to"]
     if isinstance(to, (str, bytes)):
         im.refuse(f"to={_s(to)!r} (opset 1 string type names)")
-    return im.op("cast", xs[0], dtype=_dtype(to, f"{im.name}: Cast {im.where()}"))
+    dt = _dtype(to, f"{im.name}: Cast {im.where()}")
+    return _cast_to(im, xs[0], dt, a)
+
+
+def _cast_to(im, x, dt, a):
+    """Cast to ``dt``: to float8 / float4 saturating unless saturate=0 (ONNX's default is 1)."""
+    if dt in ops.NARROW_FLOATS and dt != "bfloat16" and a.get("saturate", 1):
+        return im.fold("saturate_cast", [x], dtype=dt) or im.op("saturate_cast", x, dtype=dt)
+    if "round_mode" in a:
+        im.refuse("round_mode (FLOAT8E8M0 only)")
+    return im.fold("cast", [x], dtype=dt) or im.op("cast", x, dtype=dt)
 
 
 @_reg("CastLike", since=15)
 def _cast_like(im, n, xs, a):
-    x = xs[0]                   # only the target's type matters: a constant stays constant
-    return im.fold("cast", [x], dtype=xs[1].dtype) or im.op("cast", x, dtype=xs[1].dtype)
+    return _cast_to(im, xs[0], xs[1].dtype, a)      # only the target's type matters: a constant stays constant
 
 
 # ----------------------------------------------------------------------------- convolution and pooling

@@ -767,8 +767,15 @@ def _pad(x, pad_width, pad_value, pad_mode):
     return np.pad(x, pad_width, mode=pad_mode)
 
 
+try:                       # ml_dtypes (an onnx dependency) registers bfloat16, float8, float4, int4, int2 with numpy
+    import ml_dtypes as _ml   # noqa: F401
+    NARROW_FLOATS = ("bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn")
+    NARROW_INTS = ("int4", "uint4", "int2", "uint2")
+except ImportError:        # pragma: no cover
+    NARROW_FLOATS, NARROW_INTS = (), ()
+NARROW = NARROW_FLOATS + NARROW_INTS       # element types only cast operators take or give
 _CAST_TYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-               "uint64", "bool")
+               "uint64", "bool") + NARROW
 
 
 def _cast_shape(shapes, attrs):
@@ -778,9 +785,26 @@ def _cast_shape(shapes, attrs):
 
 @_op("cast", 1, {"dtype": "float32"}, _cast_shape)
 def _cast(x, dtype):
-    """Relay's cast (numpy conversion: float -> int truncates toward zero, out-of-range is undefined)."""
+    """Relay's cast (numpy conversion: float -> int truncates toward zero, out-of-range is undefined;
+    to the narrow types of :data:`NARROW` by ml_dtypes: floats rounded to nearest even, beyond the
+    range infinity or NaN as the type has them, integers wrapped)."""
     with np.errstate(all="ignore"):
         return x.astype(dtype)
+
+
+def _saturate_shape(shapes, attrs):
+    _need(attrs["dtype"] in NARROW_FLOATS, f"dtype {attrs['dtype']!r} is not one of {', '.join(NARROW_FLOATS)}")
+    return tuple(shapes[0])
+
+
+@_op("saturate_cast", 1, {"dtype": "float8_e4m3fn"}, _saturate_shape, _attr_dtype)
+def _saturate_cast(x, dtype):
+    """ONNX Cast to a float8 / float4 type with saturate=1: values beyond the type's largest
+    finite value (infinities included) become that value with their sign, NaN stays NaN, the rest
+    round to nearest even."""
+    big = float(_ml.finfo(np.dtype(dtype)).max)
+    with np.errstate(all="ignore"):
+        return np.clip(x.astype(np.float64) if x.dtype.name in NARROW else x, -big, big).astype(dtype)
 
 
 # ----------------------------------------------------------------------------- recurrent
