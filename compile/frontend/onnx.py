@@ -265,7 +265,7 @@ def _dropout(im, n, xs, a):
             im.refuse("training mode (only inference)")
     if im.opset < 7 and not a.get("is_test", 0):
         im.refuse("training mode (is_test=0)")
-    mask = _Unsupported(f"{im.name}: Dropout {im.where()}: the mask output is used (only inference output)")
+    mask = _const(np.ones(xs[0].shape, bool))              # inference: every element kept
     return xs[0], mask
 
 
@@ -370,6 +370,15 @@ def _cast_to(im, x, dt, a):
     if "round_mode" in a:
         im.refuse("round_mode (FLOAT8E8M0 only)")
     return im.fold("cast", [x], dtype=dt) or im.op("cast", x, dtype=dt)
+
+
+@_reg("BitCast", since=26)
+def _bitcast(im, n, xs, a):
+    x = xs[0]
+    dt = _dtype(a["to"], f"{im.name}: BitCast {im.where()}")
+    if np.dtype(dt).itemsize != np.dtype(x.dtype).itemsize or dt in ops.NARROW or x.dtype in ops.NARROW:
+        im.refuse(f"from {x.dtype} to {dt} (equal widths, byte-sized types only)")
+    return im.op("bitcast", x, dtype=dt)
 
 
 @_reg("CastLike", since=15)
@@ -507,8 +516,10 @@ def _global_pool(im, n, xs, a):
 # ----------------------------------------------------------------------------- normalisation
 @_reg("BatchNormalization")
 def _bn(im, n, xs, a):
+    if a.get("training_mode", 0) and im.opset >= 14:
+        return _bn_training(im, n, xs, a)
     if a.get("training_mode", 0):
-        im.refuse("training_mode=1 (only inference)")
+        im.refuse("training_mode=1 before opset 14")
     if im.opset < 7 and not a.get("is_test", 0):
         im.refuse("is_test=0 (only inference)")
     if im.opset < 9 and not a.get("spatial", 1):
@@ -516,6 +527,25 @@ def _bn(im, n, xs, a):
     y = im.op("nn.batch_norm", *xs[:5], epsilon=float(a.get("epsilon", 1e-5)))
     stats = _Unsupported(f"{im.name}: BatchNormalization {im.where()}: a training statistics output is used")
     return (y,) + (stats,) * 4
+
+
+def _bn_training(im, n, xs, a):
+    """BatchNormalization with training_mode=1 (opset 14+): Y from the batch's own mean and
+    population variance; running_mean / running_var = input * momentum + batch * (1 - momentum)."""
+    x, scale, bias, mean_in, var_in = xs[:5]
+    c = x.shape[1]
+    axes = tuple(k for k in range(_rank(x)) if k != 1)
+    mu = im.op("mean", x, axis=axes, keepdims=True)
+    d = im.op("subtract", x, mu)
+    var = im.op("mean", im.op("multiply", d, d), axis=axes, keepdims=True)
+    mu_c, var_c = im.op("reshape", mu, newshape=(c,)), im.op("reshape", var, newshape=(c,))
+    y = im.op("nn.batch_norm", x, scale, bias, mu_c, var_c, epsilon=float(a.get("epsilon", 1e-5)))
+    mom = float(a.get("momentum", 0.9))
+
+    def running(old, cur):
+        return im.op("add", im.op("multiply", old, im.scalar(mom, old)),
+                     im.op("multiply", im.op("cast", cur, dtype=old.dtype), im.scalar(1 - mom, old)))
+    return y, running(mean_in, mu_c), running(var_in, var_c)
 
 
 @_reg("InstanceNormalization", since=6)

@@ -1931,3 +1931,17 @@ def _dft(x, axis, inverse, onesided, length):
     if onesided:
         y = np.take(y, range(n // 2 + 1), axis=ax)
     return np.stack([y.real, y.imag], axis=-1).astype(x.dtype)
+
+
+def _bitcast_shape(shapes, attrs):
+    _need(attrs["dtype"] in _CAST_TYPES, f"dtype {attrs['dtype']!r} is not one of {', '.join(_CAST_TYPES)}")
+    return tuple(shapes[0])
+
+
+@_op("bitcast", 1, {"dtype": "int32"}, _bitcast_shape, _attr_dtype)
+def _bitcast(x, dtype):
+    """ONNX BitCast: the same bytes (little endian) read as ``dtype`` of the same width."""
+    out = x if x.flags.c_contiguous else x.copy()        # (ascontiguousarray would make a 0-d array 1-d)
+    if out.dtype.itemsize != np.dtype(dtype).itemsize:
+        raise ValueError(f"bitcast from {out.dtype} to {dtype}: widths differ")
+    return out.view(dtype)
