@@ -1442,6 +1442,59 @@ def _scan(im, n, xs, a):
     return tuple(states) + tuple(scanned)
 
 
+def _corners(b, center_point_box):
+    """Boxes [..., 4] as (x_min, x_max, y_min, y_max)."""
+    if center_point_box:
+        xc, yc, w, h = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+        return xc - w / 2, xc + w / 2, yc - h / 2, yc + h / 2
+    return (np.minimum(b[..., 1], b[..., 3]), np.maximum(b[..., 1], b[..., 3]),
+            np.minimum(b[..., 0], b[..., 2]), np.maximum(b[..., 0], b[..., 2]))
+
+
+@_reg("NonMaxSuppression", since=10)
+def _nms(im, n, xs, a):
+    """NonMaxSuppression on constant boxes and scores (the output's length depends on their values):
+    per batch and class, candidates above score_threshold by descending score (lower index first
+    on ties), each kept unless its IoU with a kept box is strictly above iou_threshold (boxes
+    without area or overlap never suppress)."""
+    boxes = np.asarray(im.const(0, "boxes (the output's length depends on their values)"))
+    scores = np.asarray(im.const(1, "scores (the output's length depends on their values)"))
+    cap = im.const(2, "max_output_boxes_per_class", np.zeros(0, np.int64))
+    cap = int(np.ravel(cap)[0]) if np.size(cap) else 0
+    iou_t = im.const(3, "iou_threshold", np.zeros(0, np.float32))
+    iou_t = float(np.ravel(iou_t)[0]) if np.size(iou_t) else 0.0
+    score_t = im.const(4, "score_threshold")
+    score_t = float(np.ravel(score_t)[0]) if score_t is not None and np.size(score_t) else None
+    cpb = int(a.get("center_point_box", 0))
+    out = []
+    for bi in range(boxes.shape[0]):
+        x0, x1, y0, y1 = _corners(boxes[bi], cpb)
+        area = (x1 - x0) * (y1 - y0)
+        for ci in range(scores.shape[1]):
+            sc = scores[bi, ci]
+            cand = [k for k in range(len(sc)) if score_t is None or sc[k] > score_t]
+            cand.sort(key=lambda k: (-sc[k], k))
+            kept = []
+            for k in cand:
+                if len(kept) >= cap:
+                    break
+                ok = True
+                for j in kept:
+                    iw = min(x1[k], x1[j]) - max(x0[k], x0[j])
+                    ih = min(y1[k], y1[j]) - max(y0[k], y0[j])
+                    if iw <= 0 or ih <= 0 or area[k] <= 0 or area[j] <= 0:
+                        continue
+                    inter = iw * ih
+                    union = area[k] + area[j] - inter
+                    if union > 0 and inter / union > iou_t:
+                        ok = False
+                        break
+                if ok:
+                    kept.append(k)
+                    out.append((bi, ci, k))
+    return _const(np.array(out, np.int64).reshape(-1, 3))
+
+
 @_reg("Unique", since=11)
 def _unique(im, n, xs, a):
     """Unique on constant data (its output shape depends on the values): Y, indices,
