@@ -196,3 +196,14 @@ def test_narrow_types_only_through_casts():
                [_vi("y", [2], TensorProto.BFLOAT16)], opset=21)
     with pytest.raises(UnsupportedOperatorError, match=r"Add node 'add_bf16': Add on element type bfloat16"):
         from_onnx(m)
+
+
+@pytest.mark.parametrize("mode,padding,align", [("bilinear", "zeros", 0), ("nearest", "border", 1),
+                                                ("bicubic", "reflection", 0)])
+def test_grid_sample_equals_onnxruntime(mode, padding, align):
+    rng = np.random.default_rng(5)
+    node = helper.make_node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=padding, align_corners=align)
+    m = _model([node], [_vi("x", [2, 3, 5, 6]), _vi("g", [2, 4, 7, 2])], [_vi("y", None)], opset=16)
+    feeds = {"x": rng.standard_normal((2, 3, 5, 6)).astype(np.float32),
+             "g": rng.uniform(-1.4, 1.4, (2, 4, 7, 2)).astype(np.float32)}
+    _against_ort(m, feeds)

@@ -1015,6 +1015,16 @@ def _resize(im, n, xs, a):
                  extrapolation_value=float(a.get("extrapolation_value", 0.0)), antialias=bool(a.get("antialias", 0)))
 
 
+@_reg("GridSample", since=16)
+def _grid_sample(im, n, xs, a):
+    mode = _s(a.get("mode", "bilinear"))
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    if im.opset < 20 and _rank(xs[0]) != 4:
+        im.refuse("non-4-D input before opset 20")
+    return im.op("image.grid_sample", xs[0], xs[1], method=mode, padding_mode=_s(a.get("padding_mode", "zeros")),
+                 align_corners=bool(a.get("align_corners", 0)))
+
+
 @_reg("Upsample", since=7)
 def _upsample(im, n, xs, a):
     x = xs[0]

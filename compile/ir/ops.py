@@ -1945,3 +1945,98 @@ def _bitcast(x, dtype):
     if out.dtype.itemsize != np.dtype(dtype).itemsize:
         raise ValueError(f"bitcast from {out.dtype} to {dtype}: widths differ")
     return out.view(dtype)
+
+
+# ----------------------------------------------------------------------------- grid sampling (ONNX GridSample)
+def _grid_sample_shape(shapes, attrs):
+    x, g = shapes
+    r = len(x) - 2
+    _need(r >= 1 and len(g) == r + 2 and g[0] == x[0] and g[-1] == r,
+          f"image.grid_sample needs x[N, C, *S] and grid[N, *S_out, {r}]")
+    _need(attrs["method"] in ("nearest", "linear", "cubic"), f"method {attrs['method']!r}")
+    _need(attrs["padding_mode"] in ("zeros", "border", "reflection"), f"padding_mode {attrs['padding_mode']!r}")
+    return (x[0], x[1]) + tuple(g[1:-1])
+
+
+def _reflect(v, lo, hi):
+    """v reflected at lo and hi until inside [lo, hi] (elementwise)."""
+    span = hi - lo
+    if span <= 0:
+        return np.full_like(v, lo)
+    below, above = v < lo, v > hi
+    d = np.where(below, lo - v, np.where(above, v - hi, 0.0))
+    k = np.floor(d / span)
+    rem = d - k * span
+    even = (k % 2) == 0
+    low_side = np.where(even, lo + rem, hi - rem)
+    high_side = np.where(even, hi - rem, lo + rem)
+    return np.where(below, low_side, np.where(above, high_side, v))
+
+
+@_op("image.grid_sample", 2, {"method": "linear", "padding_mode": "zeros", "align_corners": False},
+     _grid_sample_shape, _first)
+def _grid_sample(x, grid, method, padding_mode, align_corners):
+    """ONNX GridSample (Relay image.grid_sample): Y[n, c, o...] interpolates x[n, c] at the
+    normalised position grid[n, o..., :] (x first, i.e. the last spatial axis first) in [-1, 1]
+    (pixel centres, or corners with align_corners); nearest (rounding half to even), linear or
+    cubic (Keys, a = -0.75) per axis; positions and taps outside the input: zeros, the border
+    (clamped) or reflected. Float64 inside, rounded once."""
+    r = x.ndim - 2
+    dims = x.shape[2:]
+    pos = _f64(grid)[..., ::-1]                                 # (N, *O, r) in the spatial axes' order
+    coords, taps, weights = [], [], []
+    for ax in range(r):
+        d = dims[ax]
+        u = pos[..., ax]
+        v = (u + 1) / 2 * (d - 1) if align_corners else ((u + 1) * d - 1) / 2
+        lo, hi = (0.0, d - 1.0) if align_corners else (-0.5, d - 0.5)
+        if method == "nearest":
+            v = np.rint(v)
+        out = (v < lo) | (v > hi)
+        if padding_mode == "border":
+            v = np.where(out, np.clip(v, 0, d - 1), v)
+        elif padding_mode == "reflection":
+            v = np.where(out, _reflect(v, lo, hi), v)
+        if method == "nearest":
+            idx = [np.trunc(v).astype(np.int64)]
+            w = [np.ones_like(v)]
+        else:
+            base = np.floor(v)
+            t = v - base
+            if method == "linear":
+                idx = [base.astype(np.int64), base.astype(np.int64) + 1]
+                w = [1 - t, t]
+            else:
+                a = -0.75
+                idx = [base.astype(np.int64) + j for j in (-1, 0, 1, 2)]
+                w = [_cubic_kernel(t + 1, a), _cubic_kernel(t, a), _cubic_kernel(1 - t, a), _cubic_kernel(2 - t, a)]
+        fixed, valid = [], []
+        for i in idx:
+            if padding_mode == "zeros":
+                valid.append((i >= 0) & (i < d))
+                fixed.append(np.clip(i, 0, d - 1))
+            elif padding_mode == "border":
+                valid.append(np.ones(i.shape, bool))
+                fixed.append(np.clip(i, 0, d - 1))
+            else:
+                valid.append(np.ones(i.shape, bool))
+                fixed.append(np.clip(np.trunc(_reflect(i.astype(np.float64), lo, hi)).astype(np.int64), 0, d - 1))
+        taps.append(list(zip(fixed, valid)))
+        weights.append(w)
+    n = x.shape[0]
+    nidx = np.arange(n).reshape((n,) + (1,) * (pos.ndim - 2))
+    acc = np.zeros(pos.shape[:-1] + (x.shape[1],))
+    xf = _f64(x)
+    import itertools
+    for combo in itertools.product(*[range(len(t)) for t in taps]):
+        w = np.ones(pos.shape[:-1])
+        ok = np.ones(pos.shape[:-1], bool)
+        index = [nidx, slice(None)]
+        for ax, j in enumerate(combo):
+            i, v = taps[ax][j]
+            w = w * weights[ax][j]
+            ok &= v
+            index.append(i)
+        vals = xf[tuple(index)]                                   # (N, *O, C): advanced axes first
+        acc += np.where(ok[..., None], vals, 0.0) * w[..., None]
+    return np.moveaxis(acc, -1, 1).astype(x.dtype)
