@@ -4,7 +4,7 @@
 Per application: the number of IR operators beside the paper's Relay operator count (Table 1,
 row 3), the operator histogram, the import time, the maximum relative difference between our host
 runtime and onnxruntime and torch over random inputs through both front-ends (``from_torch``, and
-``from_onnx`` of an exported ``.onnx`` file), and the host runtime's seconds per inference beside
+``from_onnx`` of an exported ``.onnx`` file), and the host runtime's CPU seconds per inference beside
 onnxruntime's in the same process, one thread each (``compile.runtime.threads``; the careful speed
 comparison is ``python -m benchmarks.host_speed``).
 
@@ -95,12 +95,12 @@ def application(name: str, inputs: int):
     for _ in range(inputs):
         feeds = _feeds(g, rng)
         with host_threads(MEASURE_THREADS):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             got = run(g, feeds)[0]
-            t_host += time.perf_counter() - t0
-        t0 = time.perf_counter()
+            t_host += time.process_time() - t0
+        t0 = time.process_time()
         ref = sess.run(None, {n: feeds[v.name] for n, v in zip(names, g.inputs)})[0]
-        t_ort += time.perf_counter() - t0
+        t_ort += time.process_time() - t0
         with torch.no_grad():
             want = m(*[torch.from_numpy(feeds[v.name]) for v in g.inputs])
         worst["ort"] = max(worst["ort"], _rel(got, ref))
@@ -340,10 +340,12 @@ def main(argv=None) -> int:
          f"Measured by `python -m benchmarks.frontends{' --quick' if args.quick else ''}` on "
          f"{platform.node() or 'this machine'} ({platform.machine()}, {os.cpu_count()} cores, Python "
          f"{platform.python_version()}), {time.strftime('%Y-%m-%d')}; {inputs} random inputs per application, seeded; "
-         "the host runtime, torch and onnxruntime on 1 thread each. Models defined in `benchmarks/models/` with "
-         "seeded random weights (not trained).", "",
+         "the host runtime, torch and onnxruntime on 1 thread each; CPU time per inference (`time.process_time`: the "
+         "machine is shared, wall time is not comparable; medians over more runs: `python -m benchmarks.host_speed`, "
+         "paper_results/host_speed.md). Models defined in `benchmarks/models/` with seeded random weights (not "
+         "trained).", "",
          "| Application | IR ops (here) | Relay ops (paper) | Import (s) | Max rel. diff vs onnxruntime | vs torch | "
-         "via .onnx file vs torch | Host s/inference | onnxruntime s/inference | Ratio |",
+         "via .onnx file vs torch | Host CPU s/inference | onnxruntime CPU s/inference | Ratio |",
          "|---|---|---|---|---|---|---|---|---|---|"]
     for n, r in rows.items():
         L.append(f"| {n} | {r['ops']} | {PAPER_RELAY_OPS[n]} | {r['import']:.2f} | {r['worst']['ort']:.1e} | "
