@@ -1025,6 +1025,29 @@ def _grid_sample(im, n, xs, a):
                  align_corners=bool(a.get("align_corners", 0)))
 
 
+@_reg("AffineGrid", since=20)
+def _affine_grid(im, n, xs, a):
+    """The sampling grid theta @ [positions; 1] over evenly spaced normalised positions of the
+    constant ``size`` (pixel centres, or corners with align_corners): [N, *S, r], x first."""
+    theta = xs[0]
+    size = [int(v) for v in np.ravel(im.const(1, "size"))]
+    r = len(size) - 2
+    if r not in (2, 3) or tuple(theta.shape[1:]) != (r, r + 1):
+        im.refuse(f"theta {theta.shape} for size {size}")
+    align = bool(a.get("align_corners", 0))
+    axes = []
+    for d in size[2:][::-1]:                                     # x (last spatial axis) first
+        if align:
+            axes.append(np.linspace(-1, 1, d) if d > 1 else np.zeros(1))
+        else:
+            axes.append((np.arange(d) * 2 + 1) / d - 1)
+    mesh = np.meshgrid(*axes[::-1], indexing="ij")               # in the spatial axes' order
+    pos = np.stack([m for m in mesh[::-1]] + [np.ones_like(mesh[0])], axis=-1)   # [*S, r + 1], x first
+    base = _const(pos.reshape(-1, r + 1).astype(theta.dtype))
+    g = im.op("nn.matmul", base, im.op("transpose", theta, axes=(0, 2, 1)))     # [N, prod(S), r]
+    return im.op("reshape", g, newshape=(size[0],) + tuple(size[2:]) + (r,))
+
+
 @_reg("Upsample", since=7)
 def _upsample(im, n, xs, a):
     x = xs[0]
@@ -1297,6 +1320,20 @@ def _dequantize(im, n, xs, a):
     args = [x, scale] + ([zp] if zp is not None else [])
     return im.op("qnn.dequantize", *args, axis=_q_axis(im, a, x), block_size=int(a.get("block_size", 0)),
                  out_dtype=out)
+
+
+@_reg("DynamicQuantizeLinear", since=11)
+def _dynamic_quantize(im, n, xs, a):
+    """y, scale, zero point of uint8 quantisation over x's own range widened to include 0 (the
+    specification's function body, of IR operators)."""
+    x = xs[0]
+    zero, top = im.scalar(0, x), im.scalar(255, x)
+    lo = im.op("minimum", im.op("min", x, axis=None, keepdims=False), zero)
+    hi = im.op("maximum", im.op("max", x, axis=None, keepdims=False), zero)
+    scale = im.op("divide", im.op("subtract", hi, lo), top)
+    zp_f = im.op("round", im.op("clip", im.op("subtract", zero, im.op("divide", lo, scale)), a_min=0.0, a_max=255.0))
+    zp = im.op("cast", zp_f, dtype="uint8")
+    return im.op("qnn.quantize", x, scale, zp, axis=1, out_dtype="uint8"), scale, zp
 
 
 @_reg("MatMulInteger", since=10)
