@@ -1048,6 +1048,14 @@ def _affine_grid(im, n, xs, a):
     return im.op("reshape", g, newshape=(size[0],) + tuple(size[2:]) + (r,))
 
 
+@_reg("Col2Im", since=18)
+def _col2im(im, n, xs, a):
+    img = tuple(int(v) for v in np.ravel(im.const(1, "image_shape")))
+    blk = tuple(int(v) for v in np.ravel(im.const(2, "block_shape")))
+    return im.op("col2im", xs[0], image_shape=img, block_shape=blk, strides=tuple(a.get("strides", ())),
+                 dilations=tuple(a.get("dilations", ())), pads=tuple(a.get("pads", ())))
+
+
 @_reg("Upsample", since=7)
 def _upsample(im, n, xs, a):
     x = xs[0]

@@ -2040,3 +2040,45 @@ def _grid_sample(x, grid, method, padding_mode, align_corners):
         vals = xf[tuple(index)]                                   # (N, *O, C): advanced axes first
         acc += np.where(ok[..., None], vals, 0.0) * w[..., None]
     return np.moveaxis(acc, -1, 1).astype(x.dtype)
+
+
+# ----------------------------------------------------------------------------- col2im (ONNX Col2Im)
+def _col2im_geometry(attrs):
+    img, blk = tuple(attrs["image_shape"]), tuple(attrs["block_shape"])
+    nd = len(img)
+    strides = tuple(attrs["strides"]) or (1,) * nd
+    dil = tuple(attrs["dilations"]) or (1,) * nd
+    pads = tuple(attrs["pads"]) or (0,) * (2 * nd)
+    out = tuple((d + pads[i] + pads[i + nd] - dil[i] * (k - 1) - 1) // strides[i] + 1
+                for i, (d, k) in enumerate(zip(img, blk)))
+    return img, blk, strides, dil, pads, out
+
+
+def _col2im_shape(shapes, attrs):
+    (x,) = shapes
+    img, blk, strides, dil, pads, out = _col2im_geometry(attrs)
+    kk = int(np.prod(blk, dtype=np.int64))
+    _need(len(x) == 3 and len(img) == len(blk) and x[1] % kk == 0, "col2im needs [N, C*prod(block), L]")
+    _need(len(strides) == len(dil) == len(img) and len(pads) == 2 * len(img), "strides/dilations/pads per axis")
+    _need(x[2] == int(np.prod(out, dtype=np.int64)), f"{x[2]} blocks for a block grid of {out}")
+    return (x[0], x[1] // kk) + img
+
+
+@_op("col2im", 1, {"image_shape": (), "block_shape": (), "strides": (), "dilations": (), "pads": ()}, _col2im_shape)
+def _col2im(x, image_shape, block_shape, strides, dilations, pads):
+    """ONNX Col2Im (PyTorch's fold): each column's block added into the (padded) image at its
+    position, the padding cropped; float64 sums rounded once."""
+    img, blk, st, dil, pd, out = _col2im_geometry(dict(image_shape=image_shape, block_shape=block_shape,
+                                                       strides=strides, dilations=dilations, pads=pads))
+    nd = len(img)
+    n = x.shape[0]
+    kk = int(np.prod(blk, dtype=np.int64))
+    c = x.shape[1] // kk
+    cols = _f64(x).reshape((n, c, kk) + out)
+    acc = np.zeros((n, c) + tuple(d + pd[i] + pd[i + nd] for i, d in enumerate(img)))
+    for j, k in enumerate(np.ndindex(*blk)):
+        idx = (slice(None), slice(None)) + tuple(slice(kk_ * dl, kk_ * dl + s * (o - 1) + 1, s)
+                                                 for kk_, dl, s, o in zip(k, dil, st, out))
+        acc[idx] += cols[:, :, j]
+    crop = (slice(None), slice(None)) + tuple(slice(pd[i], pd[i] + d) for i, d in enumerate(img))
+    return acc[crop].astype(x.dtype)
