@@ -1048,6 +1048,30 @@ def _affine_grid(im, n, xs, a):
     return im.op("reshape", g, newshape=(size[0],) + tuple(size[2:]) + (r,))
 
 
+@_reg("CausalConvWithState", since=27)
+def _causal_conv(im, n, xs, a):
+    """Causal depthwise 1-D convolution over [past_state (zeros if absent); input]: output (+ bias,
+    optional SiLU) and the last k-1 positions as present_state, of IR operators."""
+    x, w, b, past = im.arg(0), im.arg(1), im.arg(2), im.arg(3)
+    bsz, c, _ = x.shape
+    k = w.shape[2]
+    act = _s(a.get("activation", "none"))
+    if act not in ("none", "silu", "swish") or tuple(w.shape[:2]) != (c, 1):
+        im.refuse(f"activation {act!r} / weight {w.shape} (depthwise [C, 1, k]; none, silu or swish)")
+    if past is None:
+        past = _const(np.zeros((bsz, c, k - 1), x.dtype))
+    full = im.op("concatenate", past, x, axis=2) if k > 1 else x
+    y = im.op("nn.conv1d", full, w, strides=(1,), padding=(0, 0), dilation=(1,), groups=c)
+    if b is not None:
+        y = im.op("nn.bias_add", y, b)
+    if act != "none":
+        y = im.op("nn.silu", y)
+    total = full.shape[2]
+    state = im.op("strided_slice", full, begin=(total - (k - 1),), end=(total,), axes=(2,)) if k > 1 else \
+        _const(np.zeros((bsz, c, 0), x.dtype))
+    return y, state
+
+
 @_reg("Col2Im", since=18)
 def _col2im(im, n, xs, a):
     img = tuple(int(v) for v in np.ravel(im.const(1, "image_shape")))
