@@ -1305,6 +1305,26 @@ def _rotary(im, n, xs, a):
     return im.op("transpose", rot, axes=(0, 2, 1, 3)) if r == 4 else im.op("reshape", rot, newshape=tuple(x.shape))
 
 
+@_reg("LinearAttention", since=27)
+def _linear_attention(im, n, xs, a):
+    q, k, v = im.arg(0), im.arg(1), im.arg(2)
+    past, decay, beta = im.arg(3), im.arg(4), im.arg(5)
+    rule = _s(a.get("update_rule", "gated_delta"))
+    if rule in ("gated", "gated_delta") and decay is None:
+        im.refuse(f"update rule {rule!r} without decay")
+    if rule in ("delta", "gated_delta") and beta is None:
+        im.refuse(f"update rule {rule!r} without beta")
+    if "q_num_heads" not in a or "kv_num_heads" not in a:
+        im.refuse("q_num_heads and kv_num_heads are required")
+    use_decay = decay is not None and rule in ("gated", "gated_delta")
+    use_beta = beta is not None and rule in ("delta", "gated_delta")
+    extra = [x for x, use in ((past, past is not None), (decay, use_decay), (beta, use_beta)) if use]
+    kw = dict(q_heads=int(a["q_num_heads"]), kv_heads=int(a["kv_num_heads"]), scale=float(a.get("scale", 0.0)),
+              rule=rule, has_past=past is not None, has_decay=use_decay, has_beta=use_beta)
+    return (im.op("nn.linear_attention", q, k, v, *extra, output="y", **kw),
+            im.op("nn.linear_attention", q, k, v, *extra, output="state", **kw))
+
+
 # ----------------------------------------------------------------------------- losses, quantisation
 @_reg("NegativeLogLikelihoodLoss", since=12)
 def _nll(im, n, xs, a):

@@ -2082,3 +2082,59 @@ def _col2im(x, image_shape, block_shape, strides, dilations, pads):
         acc[idx] += cols[:, :, j]
     crop = (slice(None), slice(None)) + tuple(slice(pd[i], pd[i] + d) for i, d in enumerate(img))
     return acc[crop].astype(x.dtype)
+
+
+# ----------------------------------------------------------------------------- linear attention (ONNX LinearAttention)
+def _lin_att_shape(shapes, attrs):
+    q, k, v = shapes[:3]
+    hq, hkv = attrs["q_heads"], attrs["kv_heads"]
+    _need(len(q) == len(k) == len(v) == 3 and hq >= 1 and hkv >= 1 and hq % hkv == 0,
+          "nn.linear_attention needs 3-D q, k, v and q_heads a multiple of kv_heads")
+    _need(q[2] % hq == 0 and k[2] % hkv == 0 and v[2] % hkv == 0 and q[2] // hq == k[2] // hkv,
+          "head widths do not divide the packed widths")
+    _need(attrs["rule"] in ("linear", "gated", "delta", "gated_delta"), f"update rule {attrs['rule']!r}")
+    _need(len(shapes) == 3 + attrs["has_past"] + attrs["has_decay"] + attrs["has_beta"], "operands do not match flags")
+    _need(attrs["output"] in ("y", "state"), f"output {attrs['output']!r}")
+    dk, dv = k[2] // hkv, v[2] // hkv
+    return (q[0], q[1], hq * dv) if attrs["output"] == "y" else (q[0], hkv, dk, dv)
+
+
+@_op("nn.linear_attention", None, {"q_heads": 1, "kv_heads": 1, "scale": 0.0, "rule": "gated_delta",
+                                   "has_past": False, "has_decay": False, "has_beta": False, "output": "y"},
+     _lin_att_shape)
+def _linear_attention(q, k, v, *extra, q_heads, kv_heads, scale, rule, has_past, has_decay, has_beta, output):
+    """ONNX LinearAttention, token by token: the state S[B, Hkv, dk, dv] decays by exp(g_t) (gated
+    rules; per head or per key dimension), adds k_t (x) v_t (linear, gated) or beta_t k_t (x)
+    (v_t - S^T k_t) (delta rules, S already decayed); o_t = scale * q_t^T S for each query head on
+    its key/value head. ``output`` 'y' is the output [B, T, Hq*dv], 'state' the present state.
+    Float64 inside, rounded once."""
+    extra = list(extra)
+    past = extra.pop(0) if has_past else None
+    decay = extra.pop(0) if has_decay else None
+    beta = extra.pop(0) if has_beta else None
+    b, t, _ = q.shape
+    hq, hkv = q_heads, kv_heads
+    dk, dv = k.shape[2] // hkv, v.shape[2] // hkv
+    Q = _f64(q).reshape(b, t, hq, dk)
+    K = _f64(k).reshape(b, t, hkv, dk)
+    V = _f64(v).reshape(b, t, hkv, dv)
+    S = np.zeros((b, hkv, dk, dv)) if past is None else _f64(past).copy()
+    g = None if decay is None else _f64(decay).reshape(b, t, hkv, -1)[..., None]      # [B, T, Hkv, 1 or dk, 1]
+    be = None if beta is None else np.broadcast_to(_f64(beta).reshape(b, t, -1), (b, t, hkv))[..., None, None]
+    sc = scale if scale else 1.0 / math.sqrt(dk)
+    group = hq // hkv
+    out = np.empty((b, t, hq, dv))
+    for s in range(t):
+        kt, vt = K[:, s], V[:, s]                                                      # [B, Hkv, dk|dv]
+        if rule in ("gated", "gated_delta"):
+            S = np.exp(g[:, s]) * S
+        if rule in ("linear", "gated"):
+            S = S + kt[..., :, None] * vt[..., None, :]
+        else:
+            pred = np.einsum("bhkv,bhk->bhv", S, kt)
+            S = S + be[:, s] * kt[..., :, None] * (vt - pred)[..., None, :]
+        Sq = np.repeat(S, group, axis=1)                                               # [B, Hq, dk, dv]
+        out[:, s] = sc * np.einsum("bhk,bhkv->bhv", Q[:, s], Sq)
+    if output == "state":
+        return S.astype(q.dtype)
+    return out.reshape(b, t, hq * dv).astype(q.dtype)
