@@ -48,7 +48,8 @@ def main(argv=None) -> int:
         ch = res.chains()
         lines += [f"## cost = {cost}", "", "```", res.program.text(), "```", "",
                   f"- calls: {len(calls)} ({', '.join(f'{s.mapping}[{s.shape}]' for s in calls)})",
-                  f"- rewrites applied: {res.rules_used}",
+                  f"- rewrites applied (egglog's applications, in the e-graph): {res.rules_used}; saturation: "
+                  f"{res.stop_reason} after {res.iterations} iterations, {res.egraph_size} e-nodes",
                   f"- chains kept in the accelerator: {[len(c) for c in ch]}, on "
                   + (", ".join(d.describe() for _, d in res.fused) or "no certificate"),
                   f"- host<->accelerator transfers: {2 * len(calls)} without store/load cancellation "

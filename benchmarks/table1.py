@@ -108,7 +108,7 @@ def main(argv=None) -> int:
         L.append(f"| {n} | {r['ops']} | " + " | ".join(cells) + f" | {r['front']:.1f} + {max(r['warm'].values()):.2f} "
                  f"| {max(r['cold'].values()):.1f} | " + " / ".join(r["stop"][t] for t in TARGETS) + " |")
     L += ["", "Flexible matching saturates the e-graph with egglog's scheduler (the certified rewrites as egglog "
-          "rules) under the compiler's limits (6 iterations, 5 s, 50,000 e-nodes); the saturation column gives "
+          "rules) under the compiler's limits (20 iterations, 5 s, 50,000 e-nodes); the saturation column gives "
           "egglog's stop reason per compilation (saturated: no rule adds anything; iterations / time / e-nodes: a "
           "limit stopped it), the iterations run and the e-graph's e-nodes at extraction.", "",
           "A compilation (certificates in the ledger) covers rewriting (equality saturation), matching with "

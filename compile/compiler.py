@@ -156,7 +156,7 @@ def selected(targets, names: list[str]) -> set[str]:
 
 def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matching: str = "exact",
                   require: str = "any", certify: str = "none", budget: float = 60.0, ledger_path=None,
-                  max_iters: int = 6, max_terms: int = 50_000, time_limit: float = 5.0,
+                  max_iters: int = 20, max_terms: int = 50_000, time_limit: float = 5.0,
                   cost: str = "offloads") -> Compiled:
     """Offload ``graph`` onto ``targets``: accelerator names (``flexasr``: all its mappings) or
     mapping names (``hlscnn.conv2d_w8``: of that accelerator, only the named mappings; a design

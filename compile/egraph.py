@@ -47,6 +47,7 @@ walked iteratively.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import itertools
 import json
@@ -72,7 +73,8 @@ CALL = 1             # an accelerator call
 TRANSFER = 1_000     # data-movement objective: one store or one load of a call
 STOP_REASONS = ("saturated", "time", "e-nodes", "iterations", "none")
 MAX_RANK = 6         # the shape analysis handles tensors up to this rank
-CUT = 1_000_000      # extraction: a graph value whose tree (paths to leaves) exceeds this is extracted alone
+CUT = 10 ** 12       # extraction: a graph value whose tree (paths to leaves) exceeds this is extracted alone
+                     # (tree costs then stay below ~1e12 x HOST x a small factor, far from 2^64)
 
 
 class EGraphError(CompileError):
@@ -599,6 +601,7 @@ class View:
     _index: dict = field(default_factory=dict, repr=False)
     _by_op: dict = field(default_factory=dict, repr=False)
     own: dict = field(default_factory=dict, repr=False)    # ENode -> the original IR value it is
+    _cache: dict = field(default_factory=dict, repr=False)  # derived tables (heights, opaque keys)
 
     def class_of(self, value) -> int:
         """The e-class of an original IR value (or of its uid)."""
@@ -627,15 +630,17 @@ class _Worker:
         self._old_limit = None
 
     def __enter__(self):
-        self._old_limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(self._old_limit, 10 ** 6))
+        self.start()
+        self._old_limit = _raise_recursion_limit()
+        return self
+
+    def start(self) -> None:
         prev = threading.stack_size(self._stack * 1024 * 1024)
         try:
             self._thread = threading.Thread(target=self._loop, name="egglog", daemon=True)
             self._thread.start()
         finally:
             threading.stack_size(prev)
-        return self
 
     def _loop(self):
         while True:
@@ -658,10 +663,116 @@ class _Worker:
             raise box["error"]
         return box["value"]
 
-    def __exit__(self, *exc):
+    def stop(self) -> None:
         self._q.put(None)
         self._thread.join()
-        sys.setrecursionlimit(self._old_limit)
+
+    def __exit__(self, *exc):
+        self.stop()
+        _restore_recursion_limit(self._old_limit)
+
+
+_LIMIT_LOCK = threading.Lock()
+_LIMIT_USERS = [0, None]            # open users of the raised recursion limit, the limit before
+
+
+def _raise_recursion_limit():
+    with _LIMIT_LOCK:
+        if _LIMIT_USERS[0] == 0:
+            _LIMIT_USERS[1] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_LIMIT_USERS[1], 10 ** 6))
+        _LIMIT_USERS[0] += 1
+        return _LIMIT_USERS[1]
+
+
+def _restore_recursion_limit(_old=None) -> None:
+    with _LIMIT_LOCK:
+        _LIMIT_USERS[0] -= 1
+        if _LIMIT_USERS[0] == 0:
+            sys.setrecursionlimit(_LIMIT_USERS[1])
+
+
+class _Engine:
+    """A worker thread owning one egglog e-graph with the analysis and a fixed list of rewrite rules
+    registered (egglog translates rule sets once per e-graph, ~0.5 s here): sessions with the same
+    rules reuse it, each between a ``push`` and a ``pop``."""
+
+    def __init__(self, specs: tuple, stack_mb: int):
+        self.specs = specs                     # kept alive: the pool is keyed by their ids
+        self.worker = _Worker(stack_mb)
+        self.worker.start()
+        self.worker.call(self._init)
+
+    def _init(self):
+        self.eg = EGraph()
+        self.rw = ruleset(*[s.egglog_rule() for s in self.specs], name=f"rewrites{next(_ids)}") \
+            if self.specs else None
+        self.rebuild = ruleset(name=f"rebuild{next(_ids)}")
+        warm = [run(SEEDS), run(ANALYSIS), run(self.rebuild)] + ([run(self.rw)] if self.rw is not None else [])
+        self.eg.run(seq(*warm))                # translate the rule sets now, on the empty e-graph
+
+    def close(self):
+        self.worker.call(self._free)
+        self.worker.stop()
+
+    def _free(self):
+        # The Rust e-graph must be freed on this thread, but egglog's Python states (the current one,
+        # and the copies each push made) sit in reference cycles that a garbage collection on another
+        # thread would free: collect them here, then drop the last reference to the Rust object.
+        import gc
+        gc.collect()
+        state = self.eg._state
+        state.egraph = None
+        del self.eg, state
+        self.rw = self.rebuild = None
+
+
+_POOL: dict = {}                   # (rule ids, stack) -> idle engines
+_POOL_ORDER: list = []             # idle engines, least recently used first
+_POOL_MAX = 4
+_POOL_LOCK = threading.Lock()
+
+
+def _acquire(specs: tuple, stack_mb: int) -> _Engine:
+    key = (tuple(id(s) for s in specs), stack_mb)
+    with _POOL_LOCK:
+        idle = _POOL.get(key)
+        if idle:
+            eng = idle.pop()
+            _POOL_ORDER.remove(eng)
+            return eng
+    return _Engine(specs, stack_mb)
+
+
+@atexit.register
+def _close_pool() -> None:
+    """Free the pooled e-graphs on their own threads before the interpreter's shutdown would free
+    them on the main thread (egglog refuses that)."""
+    with _POOL_LOCK:
+        engines = list(_POOL_ORDER)
+        _POOL_ORDER.clear()
+        _POOL.clear()
+    for eng in engines:
+        try:
+            eng.close()
+        except Exception:                 # noqa: BLE001 - shutting down
+            pass
+
+
+def _release(eng: _Engine) -> None:
+    key = (tuple(id(s) for s in eng.specs), eng.worker._stack)
+    evict = []
+    with _POOL_LOCK:
+        _POOL.setdefault(key, []).append(eng)
+        _POOL_ORDER.append(eng)
+        while len(_POOL_ORDER) > _POOL_MAX:
+            old = _POOL_ORDER.pop(0)
+            for lst in _POOL.values():
+                if old in lst:
+                    lst.remove(old)
+            evict.append(old)
+    for old in evict:
+        old.close()
 
 
 def _clear_frames(exc: BaseException) -> None:
@@ -687,7 +798,8 @@ class Session:
 
     def __init__(self, rules=(), stack_mb: int = 512):
         self._specs = tuple(rules)
-        self._worker = _Worker(stack_mb)
+        self._stack_mb = stack_mb
+        self._engine: _Engine | None = None
         self._values: dict[int, object] = {}     # uid -> original IR value
         self._keys: dict[str, tuple] = {}        # opaque key -> (op, attrs)
         self._calls: dict[int, tuple] = {}       # call id -> (e-class, operand e-classes)
@@ -695,35 +807,46 @@ class Session:
         self._view: View | None = None
         self._outputs = None
 
+    @property
+    def _worker(self) -> _Worker:
+        return self._engine.worker
+
     def __enter__(self):
-        self._worker.__enter__()
-        self._worker.call(self._start)
+        self._engine = _acquire(self._specs, self._stack_mb)
+        _raise_recursion_limit()
+        try:
+            self._worker.call(self._start)
+        except BaseException:
+            _restore_recursion_limit()
+            self._engine.close()
+            raise
         return self
 
     def __exit__(self, *exc):
         try:
             self._worker.call(self._stop)
+        except BaseException:
+            self._engine.close()              # an e-graph in an unknown state is not reused
+            raise
+        else:
+            _release(self._engine)
         finally:
-            self._worker.__exit__(*exc)
+            _restore_recursion_limit()
+            self._engine = None
 
     def _start(self):
-        self._eg = EGraph()
+        eng = self._engine
+        eng.eg.push()
+        self._eg, self._rw, self._rebuild = eng.eg, eng.rw, eng.rebuild
         self._ref: dict[int, object] = {}
         self._class_expr: dict[int, object] = {}
-        self._rw = ruleset(*[s.egglog_rule() for s in self._specs], name=f"rewrites{next(_ids)}") \
-            if self._specs else None
 
     def _stop(self):
         self._ref.clear()
         self._class_expr.clear()
         self._outputs = None
-        self._rw = None
-        # The Rust e-graph must be freed on this thread, but egglog's Python state sits in reference
-        # cycles that a garbage collection on another thread would free: drop the Rust object here
-        # (a full collection here instead costs ~0.5 s with a large heap).
-        state = self._eg._state
-        state.egraph = None
-        del self._eg, state
+        self._eg.pop()
+        self._eg = self._rw = self._rebuild = None
 
     # ---- building
     def add_graph(self, outputs: list) -> None:
@@ -959,7 +1082,7 @@ class Session:
             # extracted on its own, as the best of its other e-nodes.
             acts = [union(self._ref[uid]).with_(Term.ref(i64(uid))) for uid in sorted(self._cuts)]
             self._register(acts)
-            self._eg.run(ruleset(name=f"rebuild{next(_ids)}"))      # congruence after the unions
+            self._eg.run(run(self._rebuild))      # congruence after the unions
             reader = _TermReader(index, view)
             roots = reader.read(self._eg.extract(self._outputs))
             done = set()
@@ -1004,25 +1127,42 @@ def _opaque_expr(move: bool, key: str, args: list):
 
 
 def _heights(view: View) -> dict:
-    """(e-class, ENode) -> how many e-nodes separate it from original values (for :meth:`Session._expr`)."""
-    if "_heights" in view.__dict__:
-        return view.__dict__["_heights"]
-    known = {c: 0 for c, cls in view.classes.items() if cls.origin is not None}
+    """(e-class, ENode) -> how many e-nodes separate it from original values (for :meth:`Session._expr`):
+    the e-classes holding an original value are 0, the others are reached from them in order of
+    height (a priority queue over the e-nodes whose operands all have a height)."""
+    import heapq
+    if "heights" in view._cache:
+        return view._cache["heights"]
+    users: dict[int, list] = {}
+    missing: dict[tuple, int] = {}
     out: dict = {}
-    changed = True
-    while changed:
-        changed = False
-        for c, cls in view.classes.items():
-            for n in cls.nodes:
-                if n.op == "call" or any(o not in known for o in n.children):
-                    continue
-                h = 1 + max((known[o] for o in n.children), default=0)
-                if out.get((c, n), 1 << 30) > h:
-                    out[(c, n)] = h
-                if known.get(c, 1 << 30) > h:
-                    known[c] = h
-                    changed = True
-    view.__dict__["_heights"] = out
+    known: dict[int, int] = {}
+    heap = []
+    for c, cls in view.classes.items():
+        if cls.origin is not None:
+            heapq.heappush(heap, (0, c))
+        for n in cls.nodes:
+            if n.op == "call":
+                continue
+            kids = set(n.children)
+            missing[(c, n)] = len(kids)
+            for o in kids:
+                users.setdefault(o, []).append((c, n))
+            if not kids:
+                heapq.heappush(heap, (1, c))
+                out[(c, n)] = 1
+    while heap:
+        h, c = heapq.heappop(heap)
+        if c in known:
+            continue
+        known[c] = h
+        for key in users.get(c, ()):
+            missing[key] -= 1
+            if missing[key] == 0:
+                hn = 1 + max(known[o] for o in key[1].children)
+                out[key] = hn
+                heapq.heappush(heap, (hn, key[0]))
+    view._cache["heights"] = out
     return out
 
 
@@ -1284,9 +1424,9 @@ class _TermReader:
 
 
 def _opaque(view: View, key: str, children: tuple) -> ENode:
-    got = view.__dict__.setdefault("_keys", None)
+    got = view._cache.get("keys")
     if got is None:
-        got = view.__dict__["_keys"] = {}
+        got = view._cache["keys"] = {}
         for e in view._index:
             if e.op not in ("leaf", "zeros", "call") and e.op not in TYPED:
                 got[(f"{e.op}{sorted(e.attr_dict.items())!r}", e.children)] = e
@@ -1350,7 +1490,6 @@ def _read_back(view: View, lhs):
             result = v
         else:
             built[c] = v
-    assert isinstance(result, (Node, object))
     return result
 
 

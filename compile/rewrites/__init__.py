@@ -1,12 +1,17 @@
 """Compiler-IR rewrites as data, each certified before the compiler may use it.
 
-A :class:`Rewrite` states its two sides as IR builders over parameters (shapes, window sizes),
-the side condition under which it applies, random parameters for the property test, and small
-parameters for the exact check. :mod:`compile.rewrites.rules` holds the project's rewrites,
-:mod:`compile.rewrites.broken` seeded wrong ones the certification must refute, and
-:mod:`compile.rewrites.certify` the checks: BMC of the two sides lowered to the compiler-IR ILA
-(:mod:`compile.rewrites.lower`) in its int32 numerics at the small parameters (exact, all data),
-plus a float32 property test on random parameters with the host runtime.
+A :class:`Rewrite` is its egglog rules (:class:`compile.egraph.RuleSpec`: the left-hand-side
+pattern, the guard as egglog conditions on attributes and shapes, the right-hand side), the object
+the compiler's e-graph runs, declared beside what certifies it: instances of the left-hand side
+over parameters (shapes, window sizes, attributes), a small enumerated parameter space for the exact
+check, and a random-parameter generator for the property test that does not assume the guard.
+:mod:`compile.rewrites.rules` holds the project's rewrites, :mod:`compile.rewrites.broken` seeded
+wrong ones the certification must refute (wrong right-hand sides, dropped guards), and
+:mod:`compile.rewrites.certify` the checks: the rules run in an e-graph holding the left-hand side,
+the right-hand side read back as IR; BMC of the two sides lowered to the compiler-IR ILA
+(:mod:`compile.rewrites.lower`) in its int32 numerics at every combination of the parameter space
+the guard admits (exact, all data), plus a float32 property test on random parameters with the host
+runtime (the guard filters them).
 
 Why int32 for the exact check: in int32 the ILA's ``add``/``multiply`` are the ring Z/2^32 and
 ``max`` is a total order (signed). Both sides of every rewrite here compute, per output element,

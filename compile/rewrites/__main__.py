@@ -1,7 +1,9 @@
 """``python -m compile.rewrites``: certify the compiler-IR rewrites and record them in the ledger.
 
-``--list`` prints the rewrites; ``NAME ...`` (default: all) certifies those (exact BMC through the
-compiler-IR ILA at small shapes + float32 property test) and records each certificate in the
+``--list`` prints the rewrites (and how many egglog rules each is); ``NAME ...`` (default: all)
+certifies those (their egglog rules run on instances of their left-hand sides: exact BMC through
+the compiler-IR ILA at every combination of the parameter space the guard admits + float32
+property test on parameters drawn without assuming the guard) and records each certificate in the
 ledger (``$D2A_LEDGER`` or the per-user file); ``--broken`` certifies the seeded wrong rewrites
 instead (each must be refuted; nothing is recorded). Exit 0 when every rewrite is proved (with
 ``--broken``: every one refuted), 1 otherwise, 2 on a user error (unknown name, bad option).
@@ -36,7 +38,7 @@ def main(argv=None) -> int:
             raise D2AError(f"unknown rewrite(s) {unknown}; known: {', '.join(pool)}")
         if args.list:
             for r in pool.values():
-                print(f"{r.name:34} {r.text}")
+                print(f"{r.name:34} [{len(r.rules)} egglog rule{'s' if len(r.rules) > 1 else ''}] {r.text}")
             return 0
         from compile.rewrites.certify import certify, record
         module = "compile.rewrites.broken" if args.broken else "compile.rewrites.rules"
@@ -50,7 +52,7 @@ def main(argv=None) -> int:
             out.append({"rewrite": name, "result": cert.result, "seconds": round(cert.seconds, 3),
                         "detail": cert.summary()})
             if not args.json:
-                print(cert.summary(), flush=True)
+                print(f"{cert.summary()} [{cert.seconds:.1f} s]", flush=True)
     except D2AError as exc:
         from compile.errors import report
         return report(exc, args.json)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compile.egraph import (RuleSpec, Term, bool_vars, dtype, eq, false, float_vars, int_vars, list_vars, ne, shape,
+from compile.egraph import (RuleSpec, Term, bool_vars, dtype, eq, false, int_vars, ne, shape,
                             str_vars, string, term_vars, terms, vec, vec_vars, zero_term)
 from compile.ir.graph import call, const, var
 from compile.rewrites.base import Rewrite
