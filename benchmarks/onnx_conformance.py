@@ -200,6 +200,9 @@ def report(out, models, seconds: float) -> str:
              f"**{len(out)} cases: {passed} pass ({tot['specialised']} of them specialised to input values used as "
              f"shapes, axes or sizes), {tot['refused']} refused with a clear error naming the operator and node, "
              f"{tot['FAIL']} wrong** (wrong answer or crash); {seconds:.0f} s.", "",
+             "| cases | pass | of which specialised | refused | wrong | operators with a converter |",
+             "|---:|---:|---:|---:|---:|---:|",
+             f"| {len(out)} | {passed} | {tot['specialised']} | {tot['refused']} | {tot['FAIL']} | {len(claimed)} |", "",
              "A case counts under every operator it contains; *refused here* counts the refusals that name that"
              " operator (with the most frequent reason).", "",
              "| operator | claimed | cases | pass | of which specialised | refused | wrong | refused here: reason |",
