@@ -32,18 +32,23 @@ No other module imports egglog. What this module provides:
   created them. It is read from egglog's serialized e-graph (``EGraph._serialize``, private: only
   here, its format pinned by ``tests/test_compile_egraph.py``), because egglog 13.2 has no public
   API that enumerates e-classes (egglog-python issues #241, #365).
-* **Calls and extraction** (:meth:`Session.add_call`, :meth:`Session.extract`): a call e-node is
+* **Calls and extraction** (:meth:`Session.add_calls`, :meth:`Session.extract`): a call e-node is
   unioned into a matched e-class; egglog's built-in extractor (tree cost, in Rust) picks one e-node
   per e-class with static constructor costs: a host compute operator :data:`HOST`, a data-movement
   operator :data:`MOVE`, an accelerator call :data:`CALL`, leaves 0, an ``add`` of two constants 0
   (``set_cost``: it is evaluated at compile time); egglog literals cost 1 each, noise beside these.
   The data-movement objective adds :data:`TRANSFER` per store and load to a call's own cost
-  (``set_cost``). The extracted term is mapped back onto the view's e-classes.
+  (``set_cost``). egglog sums tree costs in 64 bits, which a DAG of many shared values overflows
+  (EfficientNet-B0: ~6e18 paths): a value with more than :data:`CUT` paths gets a free ``ref``
+  e-node for the extraction above it and is extracted on its own (``extract_multiple``: the best
+  of its other e-nodes). The extracted terms are mapped back onto the view's e-classes.
 
-egglog objects may only be used on the thread that created them, and deep terms need a deep stack:
-a :class:`Session` owns a worker thread with a 512 MiB stack (and a high recursion limit while it
-is open) that runs every egglog call; every graph value is ``let``-bound; extracted terms are
-walked iteratively.
+egglog objects may only be used on the thread that created them, deep terms need a deep stack,
+and egglog translates a rule set once per e-graph (~0.5 s here): an e-graph with the analysis and
+one list of rewrite rules lives on its own worker thread (512 MiB stack; the recursion limit is
+raised while a session is open), and sessions with the same rules reuse it between ``push`` and
+``pop`` (a few idle e-graphs are kept, freed on their own threads). Every graph value is
+``let``-bound; extracted terms are walked iteratively.
 """
 from __future__ import annotations
 
@@ -57,7 +62,6 @@ import threading
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 from egglog import (Bool, EGraph, Expr, String, StringLike, Vec, eq, f64, function, get_callable_args,
@@ -296,7 +300,7 @@ def false() -> Bool:
 
 __all__ = ["Term", "TermList", "shape", "dtype", "zero_term", "const_term", "terms", "vec", "eq", "ne",
            "term_vars", "int_vars", "vec_vars", "str_vars", "list_vars", "float_vars", "bool_vars", "string",
-           "false", "RuleSpec", "Session", "View", "EClass", "ENode", "EGraphError", "on_big_stack",
+           "false", "RuleSpec", "Session", "View", "EClass", "ENode", "EGraphError",
            "apply_rules", "HOST", "MOVE", "CALL", "TRANSFER", "STOP_REASONS", "TYPED"]
 
 
@@ -613,13 +617,6 @@ class View:
 
 
 # ----------------------------------------------------------------------------- the session
-def on_big_stack(fn: Callable, *args, stack_mb: int = 512):
-    """Run ``fn(*args)`` on a fresh thread with a ``stack_mb`` MiB stack and a high recursion limit;
-    return its result (or raise its exception)."""
-    with _Worker(stack_mb) as w:
-        return w.call(fn, *args)
-
-
 class _Worker:
     """A thread with a big stack that runs submitted calls one at a time (egglog objects stay on it)."""
 
@@ -627,12 +624,6 @@ class _Worker:
         self._q: queue.Queue = queue.Queue()
         self._stack = stack_mb
         self._thread = None
-        self._old_limit = None
-
-    def __enter__(self):
-        self.start()
-        self._old_limit = _raise_recursion_limit()
-        return self
 
     def start(self) -> None:
         prev = threading.stack_size(self._stack * 1024 * 1024)
@@ -667,9 +658,6 @@ class _Worker:
         self._q.put(None)
         self._thread.join()
 
-    def __exit__(self, *exc):
-        self.stop()
-        _restore_recursion_limit(self._old_limit)
 
 
 _LIMIT_LOCK = threading.Lock()
@@ -685,7 +673,7 @@ def _raise_recursion_limit():
         return _LIMIT_USERS[1]
 
 
-def _restore_recursion_limit(_old=None) -> None:
+def _restore_recursion_limit() -> None:
     with _LIMIT_LOCK:
         _LIMIT_USERS[0] -= 1
         if _LIMIT_USERS[0] == 0:

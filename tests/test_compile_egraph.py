@@ -220,3 +220,23 @@ def test_apply_rules_reads_the_right_hand_side_back_as_ir():
     from compile.runtime import run
     feeds = {"x": np.arange(6, dtype=np.float32).reshape(2, 3)}
     assert np.array_equal(run(Graph([x], [rhs]), feeds)[0], run(Graph([x], [n]), feeds)[0])
+
+
+def test_call_costs_steer_egglogs_extractor():
+    """Static costs: a call beats the host operator it matches; per-node costs (set_cost, the
+    data-movement objective's transfers): of two calls in one e-class the cheaper is chosen, and a
+    call dearer than the host operator loses."""
+    from compile.egraph import CALL, HOST, TRANSFER
+    x = var("x", (4, 4))
+    r = call("nn.relu", x)
+    for costs, want in (((CALL, CALL + 2 * TRANSFER), 0), ((CALL + 2 * TRANSFER, CALL), 1), ((HOST * 2, HOST * 3), None)):
+        with Session() as s:
+            s.add_graph([r])
+            view = s.view()
+            c = view.class_of(r)
+            ids = s.add_calls([(c, [view.class_of(x)], k) for k in costs])
+            choice, _ = s.extract()
+        if want is None:
+            assert choice[c].op == "nn.relu"
+        else:
+            assert choice[c] == ENode("call", (), (view.class_of(x),), ids[want])
