@@ -15,6 +15,12 @@ functions): a counterexample replay evaluates it on the simulator's concrete mem
 disjunction of all cells' disequalities (the same verdict). With uninterpreted products feeding
 bit-vector sums, a joint query that is satisfiable (a broken mapping) makes the solver relate
 every pair of the thousand-odd product applications; per cell it relates a few dozen.
+
+``declared`` (:class:`Declared`): the mapping's declared refinement map on the accelerator side,
+which ``verify.bmc`` then checks besides the end-to-end miter: every declared input is at its
+declared address when the child loop starts, and every output is at its declared address when the
+stream ends (the cell the read-back reads). Without it, a BMC verdict is end to end only (claim
+``loops-end-to-end``, ``verify.scope``), not against the declared map (``model-loops``).
 """
 from __future__ import annotations
 
@@ -26,10 +32,33 @@ from ila import concat
 from .base import ProofSetup
 
 
+@dataclass(frozen=True)
+class Declared:
+    """A mapping's declared refinement map, accelerator side, as ``verify.bmc`` checks it (one
+    shape). ``inputs``: (memory, byte address, data term) -- the term the declared map puts at
+    that address before the child loop starts (the inputs the loops read); ``outputs``: (output
+    index k, memory, byte address) -- where output k of the setup (its k-th pair) lies when the
+    stream has ended; ``wrap``: the accelerator cell's value as the IR element (identity when
+    None; e.g. ``flexasr.linear``'s tagged embedding); ``tensors``: the declared tensors these
+    come from (named in the verdict)."""
+    inputs: tuple
+    outputs: tuple
+    tensors: tuple = ()
+    wrap: Callable | None = None
+
+
 @dataclass
 class ProofSetupExt(ProofSetup):
     read_acc: Callable | None = None
     split_outputs: bool = False
+    declared: Declared | None = None
+
+
+def extend(ps: ProofSetup, **fields) -> ProofSetupExt:
+    """``ps`` as a :class:`ProofSetupExt` with ``fields`` set (the other fields copied)."""
+    import dataclasses
+    base = {f.name: getattr(ps, f.name) for f in dataclasses.fields(ps)}
+    return ProofSetupExt(**{**base, **fields})
 
 
 def little_endian(load: Callable, where: tuple):

@@ -14,6 +14,15 @@ output cell (``split_outputs``; the verdict is the same, the timeout bounds all 
 A sat answer becomes a concrete trace — the input data and the solver's interpretation of the
 uninterpreted functions — replayed in both simulators; only a replayed difference is returned as
 a :class:`~ila.verdict.Counterexample`.
+
+The declared refinement map (issue 26). The miter compares the IR's outputs with the emitted
+read-back: an end-to-end statement that never reads the mapping's declared map. When the setup
+declares it (``ps.declared``, :class:`mappings.proof_ext.Declared`), BMC also checks, for all data,
+that every declared input is at its declared address when the child loop starts and that every
+output is at its declared address when the stream ends (where the read-back must find it); a
+violation is replayed in the accelerator's simulator. The verdict then covers ``model-loops``
+(the loops against the declared map); without a declaration it covers ``loops-end-to-end`` only
+and says so (``verify.scope``), whatever the setup's own ``covers`` list says.
 """
 from __future__ import annotations
 
@@ -148,17 +157,159 @@ def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = Non
         spent += time.perf_counter() - t1
         if v is not None:
             return v
+    declared = getattr(ps, "declared", None)
+    decl_note = ""
+    if declared is not None:
+        left = None if timeout is None else max(timeout - spent, 1.0)
+        v = _check_declared(ps, ex, enc, solver=solver, timeout=left, t0=t0, inline_ufs=inline_ufs)
+        if v is not None:
+            return v
+        decl_note = (f"; declared refinement map checked ({', '.join(declared.tensors) or 'declared tensors'}: "
+                     f"{len(declared.inputs)} inputs at the loop start, {len(declared.outputs)} outputs at the end)")
     secs = time.perf_counter() - t0
     from .scope import describe
     exact = inline_ufs or not ps.funcs           # no uninterpreted functions: bit-precise as it is
-    covers = tuple(getattr(ps, "covers", ())) + (f"numerics-{'exact' if exact else 'uf'}",)
+    covers = claims_of(ps) + (f"numerics-{'exact' if exact else 'uf'}",)
     what = describe(covers, scope) if scope else ""
     if n == 0:
-        return Proved("bmc", solver, secs, "outputs are syntactically equal after unrolling" + (f"; {what}" if what else ""),
-                      scope=scope, covers=covers)
+        return Proved("bmc", solver, secs, "outputs are syntactically equal after unrolling" + decl_note
+                      + (f"; {what}" if what else ""), scope=scope, covers=covers)
     split = f" ({n} per-output solver calls)" if getattr(ps, "split_outputs", False) else ""
-    return Proved("bmc", solver, secs, f"{len(ps.outputs)} output cells equal for all data{split}"
+    return Proved("bmc", solver, secs, f"{len(ps.outputs)} output cells equal for all data{split}" + decl_note
                   + (f"; {what}" if what else ""), scope=scope, covers=covers)
+
+
+def claims_of(ps: ProofSetup) -> tuple:
+    """The claims a BMC proof of ``ps`` makes (``verify.scope``): the setup's ``covers``, with
+    ``model-loops`` (against the declared map) only when the setup declares the map for BMC to
+    check (``ps.declared``), else ``loops-end-to-end``."""
+    out = []
+    for c in getattr(ps, "covers", ()):
+        if c == "model-loops" and getattr(ps, "declared", None) is None:
+            c = "loops-end-to-end"
+        if c not in out:
+            out.append(c)
+    return tuple(out)
+
+
+def _loop_start(side) -> int:
+    """Index into ``side.commands`` of the command that starts the child loop."""
+    from .clauses import split_at_start
+    head, _ = split_at_start(side, prefix="declared.")
+    return len(head) - 1
+
+
+def _declared_terms(ps: ProofSetup, ex):
+    """(kind, index, claimed value, accelerator value) of every declared entry, on the executed
+    accelerator fragment (``ex``): inputs at the loop start, outputs at the end."""
+    from ila.expr import bv_const
+    from ila.simplify import Rewriter
+    decl = ps.declared
+    start = _loop_start(ps.acc)
+    n_before = sum(1 for c in ps.acc.commands[:start] if not c.get("wait_irq"))
+    u = ex.acc
+    before = u.states[u.marks[n_before - 1]] if n_before else u.init
+    rw = Rewriter()
+    out = []
+    for k, (mem, addr, datum) in enumerate(decl.inputs):
+        m = before[mem]
+        out.append(("input", k, datum, rw.load(m, bv_const(addr, m.sort.addr_width))))
+    wrap = decl.wrap or (lambda x: x)
+    for j, (k, mem, addr) in enumerate(decl.outputs):
+        m = u.final[mem]
+        out.append(("output", j, ex.acc_out[k], rw.one(wrap(rw.load(m, bv_const(addr, m.sort.addr_width))))))
+    return out, start
+
+
+def _check_declared(ps: ProofSetup, ex, enc, *, solver: str, timeout, t0: float, inline_ufs: bool):
+    """None when the declared map holds for all data (syntactically, else by one solver query);
+    otherwise the replayed Counterexample or Unknown."""
+    entries, start = _declared_terms(ps, ex)
+    goals = [(e, a.ne(b)) for e, (_, _, a, b) in zip(entries, entries) if a is not b]
+    if not goals:
+        return None
+    from ila.simplify import simplify
+    miter = simplify(lor(*[g for _, g in goals]))
+    if miter is FALSE:
+        return None
+    axioms = _axioms_of(ps, miter, inline_ufs)
+    (m2, *ax2), cells = scalarize_loads([miter] + axioms)
+    fs = enc.encode_all([m2] + ax2)
+    nodes = toposort([m2] + ax2)
+    apps = [n for n in nodes if n.op is Op.APPLY]
+    leaves = [n for n in nodes if n.op is Op.VAR]
+    res = check(enc, fs, solver=solver, timeout=timeout,
+                want=enc.encode_all(leaves + apps + [a for n in apps for a in n.args]))
+    if res.status == "unsat":
+        return None
+    if res.status == "unknown":
+        return Unknown("bmc", solver, time.perf_counter() - t0, reason=f"declared refinement map: {res.reason}")
+
+    def v(e):
+        if e.is_const:
+            return e.payload
+        x = res.values.get(enc.encode(e))
+        return (False if e.sort.is_bool else 0) if x is None else x
+    data = {d: v(d) for d in ps.data}
+    uf_table: dict = {}
+    if not inline_ufs:
+        for n in apps:
+            uf_table.setdefault(n.payload, {})[tuple(v(a) for a in n.args)] = v(n)
+    mems: dict = {}
+    for name, sym in ex.acc.init.items():          # initial memory cells the query read
+        if sym.sort.is_mem and sym.op is Op.VAR:
+            table = {ld.args[1].payload: v(c) for c, ld in cells.items() if ld.args[0] is sym}
+            if table:
+                mems[name] = table
+    bad = replay_declared(ps, data, uf_table, start, mems)
+    if bad is None:
+        raise IlaInternalError("bmc: the solver's violation of the declared refinement map does not replay")
+    kind, k, want, got = bad
+    where = ps.declared.inputs[k][:2] if kind == "input" else ps.declared.outputs[k][1:]
+    trace = {"output": f"declared {kind} {k} at {where[0]}[{where[1]:#x}]", "ir_value": want, "acc_value": got,
+             "data": [data[d] for d in ps.data],
+             "uf_interpretation": {f.name: {str(a): r for a, r in t.items()} for f, t in uf_table.items()},
+             "declared": kind}
+    when = "when the loop starts" if kind == "input" else "when the stream ends"
+    return Counterexample("bmc", solver, time.perf_counter() - t0,
+                          f"declared refinement map violated: {kind} {k} should be at {where[0]}[{where[1]:#x}] "
+                          f"{when}: declared {want:#x}, the accelerator holds {got:#x} (replayed)",
+                          trace=trace, replayed=True)
+
+
+def replay_declared(ps: ProofSetup, data_values: dict, uf_table: dict, start: int | None = None,
+                    mems: dict | None = None):
+    """Run the accelerator fragment in its simulator on concrete data (under ``uf_table``, initial
+    memories ``mems`` over reset); return the first declared entry that does not hold as (kind,
+    index, declared value, accelerator value), or None."""
+    from ila.expr import bv_const
+    from ila.simplify import Rewriter
+    decl = ps.declared
+    start = _loop_start(ps.acc) if start is None else start
+    val = Rewriter({d: bv_const(x, d.width) for d, x in data_values.items()})
+    side = ps.acc
+    with overridden_bodies(uf_table):
+        cmds = _concrete(side.commands, val)
+        init = {**reset_state(side.ila), **side.init, **(mems or {})}
+        sim0, _ = run_side_concrete(side, cmds[:start], dict(init), summaries=False)
+        mem0 = {name: sim0.memory(name) for name in {m for m, _, _ in decl.inputs}}
+        for k, (mem, addr, datum) in enumerate(decl.inputs):
+            want = val.one(datum)
+            if int(mem0[mem][addr]) != want.payload:
+                return "input", k, want.payload, int(mem0[mem][addr])
+        sim, reads = run_side_concrete(side, cmds, dict(init), summaries=False)
+        flat = np.asarray(ps.readback(reads), dtype=object).ravel() if ps.readback is not None else None
+        wrap = decl.wrap or (lambda x: x)
+        for j, (k, mem, addr) in enumerate(decl.outputs):
+            m = sim.memory(mem)
+            width = side.ila.state(mem).sort.data_width
+            cell = Rewriter().one(wrap(bv_const(int(m[addr]), width))).payload
+            b = ps.outputs[k][1]
+            acc = int(flat[b]) if flat is not None else Rewriter().one(
+                read_acc_output(ps, lambda c: bv_const(int(m[c]), width), b)).payload
+            if cell != acc:
+                return "output", j, acc, cell
+    return None
 
 
 def scalarize_loads(exprs: list[Expr]) -> tuple[list[Expr], dict[Expr, Expr]]:

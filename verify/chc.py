@@ -19,8 +19,14 @@ Clauses, over rigid parameters p (tracked indices, input values, and sizes when 
 :func:`check_chc` checks the relational invariants supplied by the mapping clause by clause with
 any pysmt solver (quantifier-free bit-vector queries: validity of each clause), and hands the
 same clauses with unknown predicates to z3's Spacer engine (``solve_spacer``). A clause that is
-not valid is not a proof: the mapping is then searched for a counterexample by BMC at the given
-shape, which is replayed in the simulators.
+not valid is not a proof: the remaining clauses are skipped and the mapping is searched for a
+counterexample, which is replayed in the simulators -- at a fixed shape by BMC there (then by
+simulation); for all sizes at the shapes where a failing clause fails (solved for the sizes under
+the spec's small bounds, then without a bound and minimised, so a bug that shows only near the
+largest sizes the side conditions allow is found too), then the mapping's ``cex_shapes``: by
+simulation first (:func:`simulate_shape`: random inputs through the compiler-IR ILA and the
+accelerator's ILA simulators, beyond the tolerance), then by BMC where the shape is small enough
+to unroll (:data:`BMC_CELLS`).
 """
 from __future__ import annotations
 
@@ -43,22 +49,28 @@ from .fragments import reset_state
 
 
 def check_invariants(spec: ChcSpec, *, solver: str = "z3", timeout: float | None = None, inline_ufs: bool = False,
-                     emit_dir: str | None = None, label: str = "mapping", failed: list | None = None
-                     ) -> tuple[Status, list[tuple[str, Status, float, str]]]:
+                     emit_dir: str | None = None, label: str = "mapping", failed: list | None = None,
+                     stop_on_failure: bool = False) -> tuple[Status, list[tuple[str, Status, float, str]]]:
     """Check every clause of the supplied invariants; return (overall Status, rows of (clause,
-    Status, seconds, note)). ``failed``, if given, collects the failing clauses (for a counter-model)."""
+    Status, seconds, note)). ``failed``, if given, collects the failing clauses (for a counter-model).
+    ``stop_on_failure``: once a clause fails (the invariants cannot prove the mapping), the
+    remaining clauses are reported as skipped instead of checked."""
     built = build(spec)
     rows = []
     overall = Status.HOLDS
     kw = dict(solver=solver, inline_ufs=inline_ufs, emit_dir=emit_dir, label=label)
     for c in built.clauses:
+        if stop_on_failure and overall is Status.FAILS:
+            rows.append((c.name, Status.UNKNOWN, 0.0, "skipped after a failing clause"))
+            continue
         if c.parts and spec.scope == "symbolic":      # monolithic consecution is hopeless there
             status, secs, reason = Status.UNKNOWN, 0.0, "skipped"
         else:
             first = timeout if not c.parts else min(timeout or MONOLITHIC_TIMEOUT, MONOLITHIC_TIMEOUT)
             status, secs, reason = _valid(c, spec, timeout=first, **kw)
         if status is not Status.HOLDS and c.parts:
-            for st, sec, why, part in _leaves(c.parts, spec, timeout, kw):
+            stop = (lambda: overall is Status.FAILS) if stop_on_failure else None
+            for st, sec, why, part in _leaves(c.parts, spec, timeout, kw, stop):
                 rows.append((part.name, st, sec, why))
                 overall = overall.worst(st)
                 if st is Status.FAILS and failed is not None:
@@ -147,30 +159,105 @@ def stream_lemmas(spec: ChcSpec) -> list[tuple[str, Status, float, str]]:
     return rows
 
 
-def countershapes(spec: ChcSpec, clauses: list, *, solver: str = "z3", limit: int = 4) -> list[dict]:
+def countershapes(spec: ChcSpec, clauses: list, *, solver: str = "z3", limit: int = 4,
+                  budget: float = 120.0) -> list[dict]:
     """Shapes at which an invalid clause of a symbolic-size proof fails: each clause's negation
-    is solved for the size terms (``spec.size_vars``), first with small sizes preferred (bounds
-    tried in turn), and ``spec.shape_of`` turns the values into a shape. At most ``limit``."""
+    is solved for the size terms (``spec.size_vars``), first under the spec's small bounds
+    (``small_sizes``, in turn), then without a bound -- a bug that shows only at large sizes,
+    up to the largest the side conditions allow, is found there -- and the unbounded answer is
+    made as small as the clause allows (each size in turn, by bisection). ``spec.shape_of`` turns
+    the values into a shape. At most ``limit`` clauses; ``budget`` seconds in all."""
     from ila.smt import SmtEncoder, axiom_instances, check
     if not spec.size_vars or spec.shape_of is None:
         return []
+    t_end = time.perf_counter() + budget
     out: list[dict] = []
     for clause in clauses[:limit]:
         goal = Rewriter().one(~clause.formula)
         apps = [n for n in toposort([goal]) if n.op is Op.APPLY]
         axioms = axiom_instances([goal]) + spec.axioms(apps)
-        for bound in spec.small_sizes:       # small shapes only: BMC replays the counterexample there
+
+        def solve(extra):
+            left = t_end - time.perf_counter()
+            if left <= 0:
+                return None
             enc = SmtEncoder()
-            extra = [] if bound is None else [v.ule(b) for v, b in zip(spec.size_vars, bound)]
             fs = enc.encode_all([goal, *axioms, *extra])
-            res = check(enc, fs, solver=solver, timeout=20.0, want=[enc.encode(v) for v in spec.size_vars])
-            if res.status == "sat":
-                vals = {v.name: int(res.values[enc.encode(v)]) for v in spec.size_vars}
-                shape = spec.shape_of(vals)
-                if shape not in out:
-                    out.append(shape)
-                break
+            res = check(enc, fs, solver=solver, timeout=min(20.0, left),
+                        want=[enc.encode(v) for v in spec.size_vars])
+            if res.status != "sat":
+                return None
+            return {v: int(res.values[enc.encode(v)]) for v in spec.size_vars}
+        for bound in [*spec.small_sizes, None]:
+            extra = [] if bound is None else [v.ule(b) for v, b in zip(spec.size_vars, bound)]
+            vals = solve(extra)
+            if vals is None:
+                continue
+            if bound is None:
+                vals = _minimise(solve, spec.size_vars, vals)
+            shape = spec.shape_of({v.name: x for v, x in vals.items()})
+            if shape not in out:
+                out.append(shape)
+            break
     return out
+
+
+def _minimise(solve, size_vars: list, vals: dict) -> dict:
+    """Make each size of a failing assignment as small as the clause allows, one after another,
+    by bisection (the others kept at most their current values)."""
+    for v in size_vars:
+        lo, hi = 0, vals[v]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            got = solve([v.ule(mid)] + [u.ule(vals[u]) for u in size_vars if u is not v])
+            if got is None:
+                lo = mid + 1
+            else:
+                vals = got
+                hi = min(mid, got[v])
+    return vals
+
+
+BMC_CELLS = 20_000      # shapes up to this many elements (product of the sizes) are searched by BMC;
+#                         larger ones by simulation (the proof fragments would be too large to unroll)
+
+
+def simulate_shape(mapping, shape: dict, *, samples: int = 3, seed: int = 0, solver: str = "z3",
+                   t0: float | None = None):
+    """A counterexample at ``shape`` found by simulation, or None: random inputs of the mapping
+    (its data conditions respected) run through the compiler-IR fragment on the compiler-IR ILA
+    simulator (``mapping.ir_fragment``; the numpy reference where a mapping has none) and through
+    the emitted stream on the accelerator's ILA simulator (``mapping.run_accelerator``); a
+    Frobenius relative error above the mapping's tolerance at the shape is returned as a
+    Counterexample (replayed: both sides ran in the simulators)."""
+    from mappings.base import frobenius_relative_error, format_shape
+    t0 = time.perf_counter() if t0 is None else t0
+    rng = np.random.default_rng(seed)
+    tol = mapping.tolerance_at(shape)
+    for k in range(samples):
+        inputs = mapping.random_inputs(shape, rng)
+        try:
+            mapping.check_data(shape, inputs)
+        except Exception:
+            continue
+        if mapping.ir_fragment is not None:
+            from mappings.common import run_ir
+            ir = np.asarray(run_ir(mapping.ir_fragment(shape), inputs))
+            side = "the compiler-IR ILA simulator"
+        else:
+            ir = np.asarray(mapping.reference(shape, inputs))
+            side = "the numpy reference"
+        acc = np.asarray(mapping.run_accelerator(shape, inputs))
+        err = frobenius_relative_error(ir.reshape(acc.shape), acc)
+        if not err <= tol:
+            return Counterexample("chc", solver, time.perf_counter() - t0,
+                                  f"simulation at shape {format_shape(shape)} (random inputs, seed {seed}, sample {k}): "
+                                  f"relative error {err:.3g} > tolerance {tol:g} ({side} vs the emitted stream on "
+                                  f"the accelerator's ILA simulator)",
+                                  trace={"output": f"shape {format_shape(shape)}", "ir_value": "", "acc_value": "",
+                                         "found_by": "simulation", "error": err, "tolerance": tol, "seed": seed,
+                                         "sample": k}, replayed=True)
+    return None
 
 
 def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float | None = None,
@@ -201,7 +288,7 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
         os.makedirs(emit_smt, exist_ok=True)
     failed: list = []
     overall, rows = check_invariants(spec, solver=solver, timeout=timeout, inline_ufs=numerics == "exact",
-                                     emit_dir=emit_smt, label=label, failed=failed)
+                                     emit_dir=emit_smt, label=label, failed=failed, stop_on_failure=True)
     lemma_rows = stream_lemmas(spec)       # the loops start from / end at the declared map: the emitted
     rows += lemma_rows                      # streams must place the inputs and read the outputs there
     for _, st, _, _ in lemma_rows:
@@ -230,7 +317,8 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
     if overall is Status.UNKNOWN:
         return Unknown("chc", solver, secs, reason=f"some clauses unknown: {table}{spacer_note}")
     bad = [n for n, s, _, _ in rows if s is Status.FAILS]
-    if mapping.proof is not None:       # look for a real counterexample by BMC
+    tried = []
+    if mapping.proof is not None:       # look for a real counterexample: BMC, or simulation at large shapes
         from .bmc import check_bmc
         shapes = [shape] if shape is not None else (countershapes(spec, failed, solver=solver) +
                                                     list(mapping.proof.cex_shapes or [mapping.default_shape]))
@@ -239,13 +327,31 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
                 mapping.check_shape(at)
             except Exception:
                 continue
-            v = check_bmc(mapping.proof.bmc(at, numerics=numerics), solver=solver, timeout=timeout,
-                          inline_ufs=numerics == "exact")
-            if isinstance(v, Counterexample):
-                where = "this shape" if shape is not None else f"shape {'x'.join(map(str, at.values()))}"
-                return Counterexample("chc", solver, time.perf_counter() - t0,
-                                      f"clause(s) {', '.join(bad)} fail; BMC at {where} finds: {v.detail}",
-                                      trace={**v.trace, "failed_clauses": bad, "shape": at}, replayed=v.replayed)
+            where = "this shape" if shape is not None else f"shape {'x'.join(map(str, at.values()))}"
+            tried.append(where)
+            cells = int(np.prod([int(x) for x in at.values()]))
+            # all sizes: simulation first (seconds, and enough for a wrong configuration field), then
+            # BMC at shapes small enough to unroll (a bug that only some data show); a fixed shape:
+            # BMC first (the proof's own shape, its trace names the output), simulation after
+            if shape is None:
+                c = simulate_shape(mapping, at, solver=solver, t0=t0)
+                if c is not None:
+                    return Counterexample("chc", solver, time.perf_counter() - t0,
+                                          f"clause(s) {', '.join(bad)} fail; {c.detail}",
+                                          trace={**c.trace, "failed_clauses": bad, "shape": at}, replayed=True)
+            if cells <= BMC_CELLS:
+                v = check_bmc(mapping.proof.bmc(at, numerics=numerics), solver=solver,
+                              timeout=min(timeout or 300.0, 300.0), inline_ufs=numerics == "exact")
+                if isinstance(v, Counterexample):
+                    return Counterexample("chc", solver, time.perf_counter() - t0,
+                                          f"clause(s) {', '.join(bad)} fail; BMC at {where} finds: {v.detail}",
+                                          trace={**v.trace, "failed_clauses": bad, "shape": at}, replayed=v.replayed)
+            if shape is not None:
+                c = simulate_shape(mapping, at, solver=solver, t0=t0)
+                if c is not None:
+                    return Counterexample("chc", solver, time.perf_counter() - t0,
+                                          f"clause(s) {', '.join(bad)} fail; {c.detail}",
+                                          trace={**c.trace, "failed_clauses": bad, "shape": at}, replayed=True)
     return Unknown("chc", solver, time.perf_counter() - t0,
                    reason=f"the supplied invariant is not inductive (clauses {', '.join(bad)} fail) and no "
-                          f"counterexample was found at {'this shape' if shape is not None else 'the tried shapes'}")
+                          f"counterexample was found at {', '.join(tried) or 'the tried shapes'}")

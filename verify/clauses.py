@@ -174,16 +174,20 @@ def _valid_part(part: Clause, spec: ChcSpec, *, timeout: float | None, **kw):
     return _valid(Clause(part.name, f), spec, timeout=timeout, **kw)
 
 
-def _leaves(parts: list[Clause], spec, timeout, kw):
+def _leaves(parts: list[Clause], spec, timeout, kw, stop=None):
     """Check a list of clauses, descending into a clause's own parts when it is not quickly valid;
-    yields (status, seconds, reason, name) for the clauses that decide."""
+    yields (status, seconds, reason, name) for the clauses that decide. ``stop()`` true: the
+    remaining clauses are yielded as skipped (Unknown) without a query."""
     for part in parts:
+        if stop is not None and stop():
+            yield Status.UNKNOWN, 0.0, "skipped after a failing clause", part
+            continue
         if part.parts:
             st, sec, why = _valid_part(part, spec, timeout=min(timeout or PER_INSTR_TIMEOUT, PER_INSTR_TIMEOUT), **kw)
             if st is Status.HOLDS:
                 yield st, sec, why, part
                 continue
-            yield from _leaves(part.parts() if callable(part.parts) else part.parts, spec, timeout, kw)
+            yield from _leaves(part.parts() if callable(part.parts) else part.parts, spec, timeout, kw, stop)
         else:
             st, sec, why = _valid_part(part, spec, timeout=timeout, **kw)
             yield st, sec, why, part

@@ -51,6 +51,11 @@ stream is a term the real packer built; the outputs are what the driver's read-b
 (:func:`ila.models.flexasr.driver.readback`) makes of the emitted reads. A generator bug (packing,
 addresses, order, configuration, read-back) shows up as a counterexample. The seeded bugs the
 proof must refute are in ``verify/mutations/flexasr_linear.py``.
+
+Declared map (``verify.bmc`` checks it): x[t, i] at GB large-buffer byte ``tiled(T, I)[t, i]`` of
+memory index 0 when the GB control loop starts, y[t, o] at ``tiled(T, O)[t, o]`` of memory index 1
+when the stream ends (:func:`mappings.flexasr.linear.refinement`). The weights and the bias are
+not in the declared map (their placement, the PE weight-buffer images, is proved end to end).
 """
 from __future__ import annotations
 
@@ -65,7 +70,7 @@ from ila.models.relay.numerics import Numerics, abstract
 from ila.numerics import adaptivfloat as af
 from mappings.base import MappingError, Side, symbolic_data
 from mappings.common import ir_commands
-from mappings.proof_ext import ProofSetupExt
+from mappings.proof_ext import Declared, ProofSetupExt
 
 WIDTH = 33                       # IR element: tag bit 32 + 32 payload bits
 TAG = 1 << 32
@@ -232,9 +237,14 @@ def proof_setup(shape: dict, *, numerics: str = "uf", biases: Biases | None = No
 
     def readback(reads):
         return np.array([_embed_any(v) for v in driver.readback(reads, T, O // 16).ravel()], dtype=object)
+    ref = L.refinement(shape)                  # the declared map: x and out in the GB large buffer
+    (mem_x, off_x), (mem_o, off_o) = ref["x"], ref["out"]
+    declared = Declared(tuple((mem_x, int(off_x[t, i]), xq[t, i]) for t in range(T) for i in range(I)),
+                        tuple((t * O + o, mem_o, int(off_o[t, o])) for t in range(T) for o in range(O)),
+                        tensors=("x", "out"), wrap=embed)
     return ProofSetupExt(
         Side(ir, ir_commands(frag, ir_data), "tensor"),
         Side(shared_model(), acc_cmds, "gb_core_large_buffer", port=_port()),
         data, outs, axioms=[instantiate(num, biases)], funcs=[num.mul, num.add],
         describe_output=lambda k: f"y[{k // O}, {k % O}]", readback=readback, split_outputs=True,
-        covers=("codegen-bytes", "order", "model-loops", "read-back"))
+        covers=("codegen-bytes", "order", "model-loops", "read-back"), declared=declared)

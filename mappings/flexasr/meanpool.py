@@ -95,7 +95,7 @@ MAPPING = Mapping(
     tolerance=TOLERANCE,
     # formal proofs share flexasr.maxpool's fragments and the LayerReduce family's CHC artefacts;
     # the CHC invariant is always inferred (this mapping states none)
-    proof=Proof(lambda shape, numerics="uf": _pool().proof_setup(shape, numerics=numerics, op="mean"),
+    proof=Proof("mappings.flexasr.maxpool_proof:mean_proof_setup",
                 {"R": 16, "C": 64},
                 chc_spec="mappings.flexasr.layer_reduce_chc:mean_chc_spec",
                 cex_shapes=({"R": 4, "C": 32}, {"R": 32, "C": 32})),

@@ -66,6 +66,16 @@ def _readback_base(delta: int):
     return wrap
 
 
+def _declared_out_shift(refinement):
+    """The declared map with y one 16-byte row further than the program leaves it."""
+    def mutated(shape):
+        ref = dict(refinement(shape))
+        mem, off = ref["out"]
+        ref["out"] = (mem, off + 16)
+        return ref
+    return mutated
+
+
 def mutations() -> dict[str, Mutation]:
     M = [
         Mutation("lane_order", "codegen-bytes", "generator: the packer puts a vector's 16 codes in reversed lane order",
@@ -90,5 +100,8 @@ def mutations() -> dict[str, Mutation]:
                         "linear_layer"),)),
         Mutation("wrong_readback_base", "read-back", "driver: the results are read back from one 16-byte row further",
                  (Patch(_DRIVER, "linear_program", _readback_base(1)),)),
+        Mutation("declared_output_shift", "model-loops", "declared refinement map: y declared one 16-byte row "
+                 "further than the program leaves (and reads) it; the program is right end to end",
+                 (Patch("mappings.flexasr.linear", "refinement", _declared_out_shift),)),
     ]
     return {m.name: m for m in M}

@@ -100,6 +100,16 @@ def _model_stride(tiled_addr):
     return mutated
 
 
+def _declared_stride(gb_address):
+    """The declared map (``mappings.flexasr.common.gb_address``) with a timestep-group stride of
+    num_v*16+1 rows: wrong for timesteps >= 16 only; the generator and the model are untouched, so
+    the emitted program is still right end to end."""
+    def mutated(t, v, i, nv):
+        from ila import generic
+        return 16 * (generic.low_bits(t, 4) + generic.lshr(t, 4) * (nv * 16 + 1)) + 256 * v + i
+    return mutated
+
+
 def _reversed_lanes(pack_word):
     return lambda codes: pack_word(list(reversed(list(codes))))
 
@@ -132,6 +142,16 @@ def layer_reduce_mutations(op: str) -> dict[str, Mutation]:
                  "generator: num_vector configured as C/16 - 1 only when C/16 > 3 (wrong for C >= 64 only)",
                  (Patch(_ISA, "EXPANDERS", _asm_fields(
                      "cfg_ly_reduce", num_vector=lambda v, i: generic.select(generic.ugt(v, 3), v - 1, v, 8)), key),)),
+        Mutation("vector_count_near_max", "configuration-fields",
+                 "generator: num_vector configured as C/16 - 1 only when C/16 >= 250 (the largest sizes the "
+                 "8-bit field allows: C >= 4000)",
+                 (Patch(_ISA, "EXPANDERS", _asm_fields(
+                     "cfg_ly_reduce", num_vector=lambda v, i: generic.select(generic.ugt(v, 249), v - 1, v, 8)), key),)),
+        Mutation("timestep_count_near_max", "configuration-fields",
+                 "generator: num_timestep configured as R - 2 only when R >= 32768 (the upper half of the 16-bit "
+                 "field)", (Patch(_ISA, "EXPANDERS", _asm_fields(
+                     "cfg_ly_reduce", num_timestep=lambda v, i: generic.select(generic.ugt(v, 0x7FFF), v - 2, v, 16)),
+                     key),)),
         Mutation("wrong_in_place_target", "read-back", "driver: results read back one timestep too late "
                  "(load_act base 1)", (Patch(_DRIVER, "pool_program", _readback_base(1)),)),
         Mutation("wrong_readback_base", "read-back", "driver: results read back from 4 KiB further (load_act base "
@@ -142,6 +162,10 @@ def layer_reduce_mutations(op: str) -> dict[str, Mutation]:
                  "timestep bits 0 and 1 (a bijection)", (Patch(_LR, "tiled_addr", _model_swap_timestep_bits),),
                  _MODEL_CACHE),
     ]
+    M.append(Mutation("declared_map_stride", "model-loops", "declared refinement map: gb_address uses a "
+                      "timestep-group stride of num_v*16+1 rows (the program is right; the declaration is not)",
+                      (Patch("mappings.flexasr.common", "gb_address", _declared_stride),
+                       Patch("mappings.flexasr.maxpool", "gb_address", _declared_stride))))
     if op == "max":
         M.append(Mutation("duplicate_operand", "model-loops", "model: vector_max reads the first timestep of the "
                           "pair twice", (Patch(_LR, "GB_ADPFLOAT_MAX", lambda real: lambda a, b: real(a, a)),),
