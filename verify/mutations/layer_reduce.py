@@ -214,8 +214,11 @@ def _load_before_last_pool(prog, T, k):
 
 
 def _single_only(name: str) -> bool:
-    """Bugs of the single pool's own program (``driver.pool_program``), which a chain never runs."""
-    return name in ("wrong_in_place_target", "wrong_readback_base")
+    """Bugs of the single pool's own program (``driver.pool_program``), which a chain never runs,
+    and the bugs that show only near the largest sizes (C/16 >= 250, R >= 32768): they are for the
+    single pool's all-sizes proof; a chain mapping claims only its proved shapes, where they are
+    correct."""
+    return name in ("wrong_in_place_target", "wrong_readback_base", "vector_count_near_max", "timestep_count_near_max")
 
 
 def chain_mutations(op: str) -> dict[str, Mutation]:
