@@ -16,6 +16,10 @@ disjunction of all cells' disequalities (the same verdict). With uninterpreted p
 bit-vector sums, a joint query that is satisfiable (a broken mapping) makes the solver relate
 every pair of the thousand-odd product applications; per cell it relates a few dozen.
 
+``reference`` (:class:`NumericsTerm`): the mapping's declared numerics, a term the emitted
+program must compute exactly; it replaces the compiler-IR fragment (``ir`` is None) where the
+accelerator's accumulation order or rounding differs from the IR's.
+
 ``declared`` (:class:`Declared`): the mapping's declared refinement map on the accelerator side,
 which ``verify.bmc`` then checks besides the end-to-end miter: every declared input is at its
 declared address when the child loop starts, and every output is at its declared address when the
@@ -47,11 +51,30 @@ class Declared:
     wrap: Callable | None = None
 
 
+@dataclass(frozen=True)
+class NumericsTerm:
+    """A mapping's declared numerics (issue 26, item 4): the IR operator computed in the
+    accelerator's order and rounding, as a term over the setup's data symbols with the
+    accelerator's arithmetic as uninterpreted functions (their numpy bodies give its values).
+
+    ``outputs()``: the term of every output element, indexed as the setup's output pairs' first
+    component; ``describe``: one sentence saying what the term computes and how it differs from
+    the float IR operator; ``gap()``: a sentence with the measured distance between the term,
+    evaluated with the functions' numpy bodies on random quantised inputs, and the float32 IR
+    operator on the same inputs (Frobenius relative error against the mapping's tolerance).
+    ``verify.bmc`` proves the emitted program equal to the term for all data and all
+    interpretations of the functions, and states both parts in its verdict."""
+    describe: str
+    outputs: Callable[[], list]
+    gap: Callable[[], str] | None = None
+
+
 @dataclass
 class ProofSetupExt(ProofSetup):
     read_acc: Callable | None = None
     split_outputs: bool = False
     declared: Declared | None = None
+    reference: NumericsTerm | None = None     # declared numerics instead of an IR fragment (``ir`` None)
 
 
 def extend(ps: ProofSetup, **fields) -> ProofSetupExt:

@@ -15,6 +15,12 @@ A sat answer becomes a concrete trace — the input data and the solver's interp
 uninterpreted functions — replayed in both simulators; only a replayed difference is returned as
 a :class:`~ila.verdict.Counterexample`.
 
+Declared numerics (issue 26, item 4): a setup may give, instead of the compiler-IR fragment, the
+mapping's declared numerics term (``ps.reference``: the IR operator in the accelerator's order
+and rounding, functions uninterpreted); the miter then compares the read-back with the term, a
+counterexample replays the term under the same interpretation, and the verdict adds the measured
+distance between the term and the float32 IR operator.
+
 The declared refinement map (issue 26). The miter compares the IR's outputs with the emitted
 read-back: an end-to-end statement that never reads the mapping's declared map. When the setup
 declares it (``ps.declared``, :class:`mappings.proof_ext.Declared`), BMC also checks, for all data,
@@ -66,19 +72,33 @@ def replay(ps: ProofSetup, data_values: dict, init_mems: dict, uf_table: dict) -
     from ila.expr import bv_const
     from ila.simplify import Rewriter
     val = Rewriter({d: bv_const(x, d.width) for d, x in data_values.items()})
+    term = getattr(ps, "reference", None)
     with overridden_bodies(uf_table):
         outs, reads = [], []
-        for side, mems in ((ps.ir, init_mems.get("ir", {})), (ps.acc, init_mems.get("acc", {}))):
+        sides = ((ps.acc, init_mems.get("acc", {})),) if term is not None else \
+            ((ps.ir, init_mems.get("ir", {})), (ps.acc, init_mems.get("acc", {})))
+        for side, mems in sides:
             sim, reads = run_side_concrete(side, _concrete(side.commands, val), {**reset_state(side.ila), **mems},
                                            summaries=False)
             outs.append(sim.memory(side.memory))
-        ir_mem, acc_mem = outs
+        acc_mem = outs[-1]
+        if term is not None:        # the declared numerics term under the same interpretation
+            fold = Rewriter({d: bv_const(x, d.width) for d, x in data_values.items()}, fold_ufs=True)
+            vals = term.outputs()
+            ir_vals = {a: fold.one(vals[a]) for a, _ in ps.outputs}
+            if any(not v.is_const for v in ir_vals.values()):
+                raise IlaInternalError("the declared numerics term is not determined by the data")
+            ir_mem = {a: v.payload for a, v in ir_vals.items()}
+            ir_width = next(iter(ir_vals.values())).sort.width if ir_vals else 8
+        else:
+            ir_mem = outs[0]
+            ir_width = ps.ir.ila.state(ps.ir.memory).sort.data_width
         width = ps.acc.ila.state(ps.acc.memory).sort.data_width
         flat = np.asarray(ps.readback(reads), dtype=object).ravel() if ps.readback is not None else None
         for k, (a, b) in enumerate(ps.outputs):
             x = int(ir_mem[a])
             if flat is not None:      # the read-back's value, in the IR element's sort
-                y = bv_const(int(flat[b]), ps.ir.ila.state(ps.ir.memory).sort.data_width)
+                y = bv_const(int(flat[b]), ir_width)
             else:
                 y = Rewriter().one(read_acc_output(ps, lambda c: bv_const(int(acc_mem[c]), width), b))
             if not y.is_const:
@@ -166,6 +186,11 @@ def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = Non
             return v
         decl_note = (f"; declared refinement map checked ({', '.join(declared.tensors) or 'declared tensors'}: "
                      f"{len(declared.inputs)} inputs at the loop start, {len(declared.outputs)} outputs at the end)")
+    term = getattr(ps, "reference", None)
+    if term is not None:                         # the verdict states both parts (issue 26, item 4)
+        decl_note += f"; equal to the declared numerics term: {term.describe}"
+        if term.gap is not None:
+            decl_note += f"; the term vs the float32 IR operator, by simulation: {term.gap()}"
     secs = time.perf_counter() - t0
     from .scope import describe
     exact = inline_ufs or not ps.funcs           # no uninterpreted functions: bit-precise as it is
@@ -374,6 +399,8 @@ def _solve(ps: ProofSetup, ex, enc: SmtEncoder, miter: Expr, axioms: list, *, so
     data = {d: v(d) for d in ps.data}
     mems = {"ir": {}, "acc": {}}
     for side, u in (("ir", ex.ir), ("acc", ex.acc)):
+        if u is None:                  # a declared numerics term instead of an IR fragment
+            continue
         for name, sym in u.init.items():
             if sym.sort.is_mem and sym.op is Op.VAR:
                 table = {v(n.args[1]): v(n) for n in leaves if n.op is Op.LOAD and n.args[0] is sym}

@@ -83,14 +83,24 @@ def execute_side(side: Side, *, prefix: str, run_children: bool = True, init: di
 def execute_setup(ps: ProofSetup) -> Executed:
     """Symbolically execute both fragments from reset (memories symbolic); return the output
     cells of each side: on the accelerator side, the emitted read-back (``ps.readback`` of the
-    stream's reads) when the setup has one, else the memory cells ``ps.outputs`` names."""
-    u_ir = execute(ps.ir.ila, ps.ir.commands, init={**reset_state(ps.ir.ila), **ps.ir.init}, prefix="ir.")
-    u_acc, reads = execute_side(ps.acc, prefix="acc.")
-    mi, ma = u_ir.final[ps.ir.memory], u_acc.final[ps.acc.memory]
+    stream's reads) when the setup has one, else the memory cells ``ps.outputs`` names. A setup
+    with a declared numerics term (``ps.reference``, :class:`mappings.proof_ext.NumericsTerm`) has
+    no IR fragment to execute: output k's IR value is the term's k-th element (``ir`` is None)."""
     from ila.simplify import Rewriter
+    term = getattr(ps, "reference", None)
+    u_acc, reads = execute_side(ps.acc, prefix="acc.")
+    ma = u_acc.final[ps.acc.memory]
     rw_i, rw_a = Rewriter(), Rewriter()
-    aw_i, aw_a = mi.sort.addr_width, ma.sort.addr_width
-    ir_out = [rw_i.load(mi, bv_const(a, aw_i)) for a, _ in ps.outputs]
+    aw_a = ma.sort.addr_width
+    if term is not None:
+        vals = term.outputs()
+        u_ir = None
+        ir_out = [rw_i.one(vals[a]) for a, _ in ps.outputs]
+    else:
+        u_ir = execute(ps.ir.ila, ps.ir.commands, init={**reset_state(ps.ir.ila), **ps.ir.init}, prefix="ir.")
+        mi = u_ir.final[ps.ir.memory]
+        aw_i = mi.sort.addr_width
+        ir_out = [rw_i.load(mi, bv_const(a, aw_i)) for a, _ in ps.outputs]
     if ps.readback is not None:
         flat = np.asarray(ps.readback(reads), dtype=object).ravel()
         acc_out = [rw_a.one(flat[b]) for _, b in ps.outputs]

@@ -23,7 +23,7 @@ import numpy as np
 from ila.models.flexasr import reference as ref
 from ila.models.flexasr import constants as K
 from ila.numerics import adaptivfloat as af
-from mappings.base import DataCondition, SideCondition, Mapping
+from mappings.base import DataCondition, SideCondition, Mapping, Proof
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
@@ -141,6 +141,8 @@ MAPPING = Mapping(
     side_conditions=SIDE_CONDITIONS,
     tolerance=TOLERANCE,
     data_conditions=DATA_CONDITIONS + (F.AF_RANGE,),
+    # proof against the declared numerics term (the IR operator in the unit's order and rounding)
+    proof=Proof("mappings.flexasr.layernorm_proof:proof_setup", {"T": 2, "H": 32}),
     random_inputs=random_inputs,
     reference=reference,
     shape_strategy=shape_strategy,
