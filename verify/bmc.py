@@ -449,6 +449,7 @@ def _counterexample(ps: ProofSetup, diff: tuple[int, int, int], data: dict, uf_t
              "uf_interpretation": {f.name: {str(a): r for a, r in t.items()} for f, t in uf_table.items()}}
     if how:
         trace["found_by"] = how
+    ir = "the declared numerics term" if getattr(ps, "reference", None) is not None else "IR"
     return Counterexample("bmc", solver, time.perf_counter() - t0,
-                          f"{ps.describe_output(k)} differs: IR {x:#x} vs accelerator {y:#x}"
+                          f"{ps.describe_output(k)} differs: {ir} {x:#x} vs accelerator {y:#x}"
                           + (f" ({how})" if how else ""), trace=trace, replayed=True)

@@ -89,7 +89,7 @@ import numpy as np
 from ila.models.flexasr import reference as ref
 from ila.models.flexasr import constants as K
 from ila.numerics import adaptivfloat as af
-from mappings.base import DataCondition, SideCondition, Mapping
+from mappings.base import DataCondition, SideCondition, Mapping, Proof
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
@@ -327,4 +327,6 @@ MAPPING = Mapping(
     match_shape=match_shape,
     bind_operands=bind_operands,
     program=program,
+    # proof against the declared numerics term (the IR operator in the unit's order and rounding)
+    proof=Proof("mappings.flexasr.attention_proof:proof_setup", {"T": 20, "H": 32}),
 )
