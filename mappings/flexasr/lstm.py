@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ila.models.flexasr import reference as ref
-from mappings.base import Mapping
+from mappings.base import Mapping, Proof
 from mappings.common import IrFragment, Layout
 from mappings.flexasr import common as F
 
@@ -140,5 +140,7 @@ MAPPING = Mapping(
     refinement=refinement,
     match_shape=match_shape,
     bind_operands=bind_operands,
+    # proof against the declared numerics term (the LSTM in the PEs' order and rounding)
+    proof=Proof("mappings.flexasr.lstm_proof:proof_setup", {"T": 2, "I": 16, "H": 64}),
     program=program,
 )

@@ -84,6 +84,7 @@ MUTATIONS: dict[str, str] = {
     "flexasr.linear": "verify.mutations.flexasr_linear:mutations",
     "flexasr.layernorm": "verify.mutations.flexasr_layernorm:mutations",
     "flexasr.attention": "verify.mutations.flexasr_attention:mutations",
+    "flexasr.lstm": "verify.mutations.flexasr_lstm:mutations",
     "hlscnn.conv2d": "verify.mutations.hlscnn:conv2d_mutations",
     "hlscnn.conv2d_w8": "verify.mutations.hlscnn:conv2d_w8_mutations",
     "vta.gemm": "verify.mutations.vta:gemm_mutations",
