@@ -75,6 +75,9 @@ class ProofSetupExt(ProofSetup):
     split_outputs: bool = False
     declared: Declared | None = None
     reference: NumericsTerm | None = None     # declared numerics instead of an IR fragment (``ir`` None)
+    # the IR fragment itself computes in the accelerator's numerics (e.g. flexasr.linear's PE
+    # numerics): what it computes and its simulated distance to the float32 IR (``outputs`` unused)
+    numerics_note: NumericsTerm | None = None
 
 
 def extend(ps: ProofSetup, **fields) -> ProofSetupExt:

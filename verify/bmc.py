@@ -191,6 +191,11 @@ def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = Non
         decl_note += f"; equal to the declared numerics term: {term.describe}"
         if term.gap is not None:
             decl_note += f"; the term vs the float32 IR operator, by simulation: {term.gap()}"
+    note = getattr(ps, "numerics_note", None)
+    if note is not None:
+        decl_note += f"; the IR side computes in the accelerator's numerics: {note.describe}"
+        if note.gap is not None:
+            decl_note += f"; that vs the float32 IR operator, by simulation: {note.gap()}"
     secs = time.perf_counter() - t0
     from .scope import describe
     exact = inline_ufs or not ps.funcs           # no uninterpreted functions: bit-precise as it is

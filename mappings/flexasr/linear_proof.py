@@ -70,7 +70,7 @@ from ila.models.relay.numerics import Numerics, abstract
 from ila.numerics import adaptivfloat as af
 from mappings.base import MappingError, Side, symbolic_data
 from mappings.common import ir_commands
-from mappings.proof_ext import Declared, ProofSetupExt
+from mappings.proof_ext import Declared, NumericsTerm, ProofSetupExt
 
 WIDTH = 33                       # IR element: tag bit 32 + 32 payload bits
 TAG = 1 << 32
@@ -247,4 +247,28 @@ def proof_setup(shape: dict, *, numerics: str = "uf", biases: Biases | None = No
         Side(shared_model(), acc_cmds, "gb_core_large_buffer", port=_port()),
         data, outs, axioms=[instantiate(num, biases)], funcs=[num.mul, num.add],
         describe_output=lambda k: f"y[{k // O}, {k % O}]", readback=readback, split_outputs=True,
-        covers=("codegen-bytes", "order", "model-loops", "read-back"), declared=declared)
+        covers=("codegen-bytes", "order", "model-loops", "read-back"), declared=declared,
+        numerics_note=NumericsTerm(NUMERICS, lambda: [], lambda: gap(shape)))
+
+
+NUMERICS = ("y[t, o] = Fixed2Adaptfloat(RunBias(sum_i ProductSum(w[o, i], x[t, i]) mod 2^32, b[o])): the dense layer "
+            "in the PEs' exact 32-bit fixed-point accumulation (any order: addition mod 2^32) with one rounding of "
+            "the biased sum, from AdaptivFloat codes")
+
+
+def gap(shape: dict, samples: int = 10, seed: int = 0) -> str:
+    """The distance between the IR in the PE numerics and the float32 IR operator, measured on the
+    emitted program in the simulator (equal to the PE-numerics IR for the functions' own bodies,
+    which satisfy the link axioms): Frobenius relative error and the tolerance."""
+    import warnings
+    from mappings.base import frobenius_relative_error
+    from mappings.flexasr import linear as L
+    m, rng, errs = L.MAPPING, np.random.default_rng(seed), []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(samples):
+            inputs = m.random_inputs(shape, rng)
+            errs.append(frobenius_relative_error(m.reference(shape, inputs), m.run_accelerator(shape, inputs)))
+    return (f"Frobenius relative error mean {100 * np.mean(errs):.2f} %, max {100 * max(errs):.2f} % over "
+            f"{samples} random inputs at {'x'.join(map(str, shape.values()))} "
+            f"(tolerance {100 * m.tolerance_at(shape):g} %)")
