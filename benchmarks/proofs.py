@@ -59,9 +59,10 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
                         ("chc", "128x64", "uf", False), ("chc", "128x128", "uf", False)],
     "flexasr.meanpool": [("bmc", "16x64", "uf", True), ("chc", "16x64", "uf", True),
                          ("chc", "symbolic", "uf", False)],
-    "flexasr.maxpool_chain": [("bmc", "32x64x2", "uf", True), ("bmc", "16x64x4", "uf", False),
-                              ("bmc", "16x3984x4", "uf", False)],
-    "flexasr.meanpool_chain": [("bmc", "32x64x2", "uf", True), ("bmc", "16x64x4", "uf", False)],
+    "flexasr.maxpool_chain": [("bmc", "32x64x2", "uf", True), ("bmc", "16x64x3", "uf", False),
+                              ("bmc", "16x64x4", "uf", False), ("bmc", "16x3984x4", "uf", False)],
+    "flexasr.meanpool_chain": [("bmc", "32x64x2", "uf", True), ("bmc", "16x64x3", "uf", False),
+                               ("bmc", "16x64x4", "uf", False)],
     "flexasr.linear": [("bmc", "1x16x64", "uf", True), ("bmc", "2x32x64", "uf", False),
                        ("bmc", "16x64x64", "uf", False)],
     # against their declared numerics terms (the IR operator in the unit's order and rounding)
