@@ -209,6 +209,52 @@ def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = Non
                   + (f"; {what}" if what else ""), scope=scope, covers=covers)
 
 
+def piece(ps: ProofSetup, lo: int, hi: int, *, measure: bool = True) -> ProofSetup:
+    """The setup restricted to its output pairs ``lo .. hi - 1``: one piece of a proof split per
+    output tile (issue 26, item 3). Sound: the miter is the disjunction of the outputs'
+    disequalities, so the setup is proved iff every piece of a partition of its outputs is; each
+    piece executes the whole emitted stream and checks every declared input, and the declared
+    outputs of its own range. ``measure`` False drops the simulated numerics distance (measured by
+    one piece only)."""
+    import dataclasses
+    fields = {"outputs": list(ps.outputs[lo:hi]), "describe_output": lambda k, d=ps.describe_output: d(k + lo)}
+    decl = getattr(ps, "declared", None)
+    if decl is not None:
+        fields["declared"] = dataclasses.replace(
+            decl, outputs=tuple((k - lo, m, a) for k, m, a in decl.outputs if lo <= k < hi))
+    for name in ("reference", "numerics_note"):
+        term = getattr(ps, name, None)
+        if term is not None and not measure:
+            fields[name] = dataclasses.replace(term, gap=None)
+    return dataclasses.replace(ps, **fields)
+
+
+def assemble(verdicts: list, ranges: list[tuple[int, int]], total: int, *, solver: str = "z3", scope: str = ""):
+    """One verdict from the verdicts of the pieces (:func:`piece`) covering output pairs
+    ``ranges`` (a partition of ``0 .. total - 1``): a counterexample of any piece (replayed
+    there), else Unknown if some piece is, else Proved, stating what the pieces cover; seconds
+    are the pieces' sum (CPU time across the campaign's workers)."""
+    covered = sorted(ranges)
+    if [lo for lo, _ in covered] != [0] + [hi for _, hi in covered[:-1]] or covered[-1][1] != total:
+        raise IlaInternalError(f"the pieces {covered} do not partition the {total} outputs")
+    secs = sum(v.seconds for v in verdicts)
+    for v, (lo, hi) in zip(verdicts, ranges):
+        if isinstance(v, Counterexample):
+            return Counterexample("bmc", solver, secs, f"piece {lo}-{hi - 1} of {len(ranges)}: {v.detail}",
+                                  trace=v.trace, replayed=v.replayed)
+    for v, (lo, hi) in zip(verdicts, ranges):
+        if isinstance(v, Unknown):
+            return Unknown("bmc", solver, secs, reason=f"piece {lo}-{hi - 1} of {len(ranges)}: {v.reason}")
+    import re
+    covers = verdicts[0].covers
+    claims = max((v.detail.split("; ", 1)[1] for v in verdicts if "; " in v.detail), key=len, default="")
+    n_out = sum(int(hit.group(1)) for v in verdicts if (hit := re.search(r"(\d+) outputs at the end", v.detail)))
+    claims = re.sub(r"\d+ outputs at the end", f"{n_out} outputs at the end (over the pieces)", claims)
+    return Proved("bmc", solver, secs, f"{total} output cells equal for all data, in {len(ranges)} pieces of "
+                  f"{', '.join(f'{lo}-{hi - 1}' for lo, hi in ranges)} (each executing the whole emitted stream; "
+                  f"seconds summed over the pieces); {claims}", scope=scope, covers=covers)
+
+
 def claims_of(ps: ProofSetup) -> tuple:
     """The claims a BMC proof of ``ps`` makes (``verify.scope``): the setup's ``covers``, with
     ``model-loops`` (against the declared map) only when the setup declares the map for BMC to
