@@ -4,11 +4,13 @@ MODEL is an application name (:mod:`compile.applications`, e.g. ``resnet20``), a
 ``package.module:function`` PyTorch factory, or an ``.onnx`` file. Prints the static accelerator
 invocations per mapping and accelerator, the host operators left, and with ``--explain`` each
 offload with its certificate and the rewrites that produced it, and each refused offload with
-the command that would certify it, and the extracted program. ``--emit DIR`` writes each call's
-program fragment (:mod:`compile.codegen`); ``--cosim`` co-simulates the program on the model's
-example inputs (:mod:`compile.runtime.cosim`) and prints the per-invocation report. ``--json``
-prints one object (``offloads``: mapping -> count).
-Exit 0, or 2 on a user error (one line).
+how it could be certified, and the extracted program. ``--emit DIR`` writes each call's program
+fragment (:mod:`compile.codegen`: exactly the stream the co-simulation executes); ``--cosim``
+co-simulates the program on the model's example inputs (:mod:`compile.runtime.cosim`) and prints
+the per-invocation report and the error against the host; with both, the model is evaluated once
+(one pass of the interpreter records the fragments, co-simulates and evaluates the host reference).
+``--json`` prints one object (``offloads``: mapping -> count). Default targets: every accelerator the
+mapping registry names. Exit 0, or 2 on a user error (one line).
 """
 from __future__ import annotations
 
@@ -25,7 +27,9 @@ def main(argv=None) -> int:
     from compile.gate import CERTIFY, REQUIRE
     ap = argparse.ArgumentParser(prog="python -m compile", description=__doc__.splitlines()[0])
     ap.add_argument("model")
-    ap.add_argument("--targets", default="flexasr,hlscnn,vta", help="comma-separated accelerators (all their mappings) or mapping names (only those of their accelerator, e.g. hlscnn.conv2d_w8 for the original 8-bit-weight design)")
+    ap.add_argument("--targets", default=None, help="comma-separated accelerators (all their mappings) or mapping "
+                    "names (only those of their accelerator, e.g. hlscnn.conv2d_w8 for the original 8-bit-weight "
+                    "design); default: every accelerator of the registered mappings")
     ap.add_argument("--matching", choices=MATCHING, default="flexible")
     ap.add_argument("--certify", choices=CERTIFY, default="none",
                     help="obtain missing certificates (mappings at their shapes, rewrites) and record them")
@@ -51,19 +55,25 @@ def main(argv=None) -> int:
         from compile.applications import load_graph
         graph, example = load_graph(args.model, args.seed)
         t_front = time.perf_counter() - t0
-        targets = tuple(t.strip() for t in args.targets.split(",") if t.strip())
+        from compile.compiler import default_targets
+        targets = default_targets() if args.targets is None else \
+            tuple(t.strip() for t in args.targets.split(",") if t.strip())
         res = compile_graph(graph, targets, matching=args.matching, require=args.require, certify=args.certify,
                             budget=args.budget, max_iters=args.max_iters, time_limit=args.time_limit,
                             cost=args.cost)
         files, cos = [], None
+        if args.emit or args.cosim:
+            from compile.runtime.cosim import against_host
+            t0 = time.perf_counter()
+            cos = against_host(res, example, record=bool(args.emit))
+            res.seconds["cosim"] = time.perf_counter() - t0
         if args.emit:
             from compile.codegen import emit
             t0 = time.perf_counter()
-            files = emit(res, example, args.emit)
+            files = emit(res, example, args.emit, result=cos["result"])
             res.seconds["codegen"] = time.perf_counter() - t0
-        if args.cosim:
-            from compile.runtime.cosim import against_host
-            cos = against_host(res, example)
+        if not args.cosim:
+            cos = None
     except D2AError as exc:
         from compile.errors import report
         return report(exc, args.json)
@@ -78,9 +88,10 @@ def main(argv=None) -> int:
                           "cosim": None if cos is None else {
                               "error": cos["error"], "seconds": cos["seconds"], "host_seconds": cos["host_seconds"],
                               "invocations": [vars(v) for v in cos["result"].invocations]},
-                          "seconds": seconds}, indent=1, default=float))
+                          "stop_reason": res.stop_reason, "seconds": seconds}, indent=1, default=float))
         return 0
     print(f"{args.model}: {len(graph)} IR operators, {args.matching} matching onto {', '.join(targets)}")
+    print(f"  rewriting: {res.stop_reason} after {res.iterations} egglog iteration(s), {res.egraph_size} e-nodes")
     for m, n in res.counts().items():
         print(f"  {m:20} {n:4} invocations")
     print(f"  host compute operators left: {res.host_ops}, data-movement operators: {res.host_moves}; "
@@ -92,8 +103,8 @@ def main(argv=None) -> int:
     if args.explain:
         for o in res.offloads:
             c = o.certificate
-            print(f"  offload {o.mapping} at {o.shape} (node {o.node.source or o.node.op}): {c['method']} "
-                  f"{c['result']} at {c['scope']}" + (f"; via {' -> '.join(o.chain)}" if o.chain else ""))
+            print(f"  offload {o.mapping} at {o.shape} (node {o.node.source or o.node.op}): call {c['result']} "
+                  f"(subject {c['subject_digest']}, {c['date']})" + (f"; via {' -> '.join(o.chain)}" if o.chain else ""))
         for c, d in res.fused:
             print(f"  fused chain of steps {list(c)} (one store, one load): {d.describe()}")
         for d in res.refused:

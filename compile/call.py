@@ -59,13 +59,31 @@ def _attr_text(v) -> str:
     return repr(v)
 
 
+def _inside(root: Value, stop: set) -> list[Value]:
+    """The values of the subterm at ``root`` whose operands are the values of uids ``stop`` (not
+    entered), operands first (iterative)."""
+    out, seen, stack = [], set(), [(root, False)]
+    while stack:
+        v, done = stack.pop()
+        if done:
+            out.append(v)
+            continue
+        if v.uid in seen:
+            continue
+        seen.add(v.uid)
+        stack.append((v, True))
+        if isinstance(v, Node) and v.uid not in stop:
+            stack.extend((a, False) for a in reversed(v.args) if a.uid not in seen)
+    return out
+
+
 def term_text(root: Node, variables: list[Value]) -> str:
     """The canonical text of the subterm at ``root`` whose operands are ``variables`` (in order):
     an s-expression ``(op args... (attr value)...):dtype[shape]`` with every attribute of every
     node in name order, operands ``%k:dtype[shape]``; interior constants by value digest."""
     names = {v.uid: f"%{k}:{v.dtype}{list(v.shape)}" for k, v in enumerate(variables)}
     text: dict[int, str] = {}
-    for v in topological([root], nodes_only=False):
+    for v in _inside(root, set(names)):
         if v.uid in names:
             text[v.uid] = names[v.uid]
             continue
@@ -176,7 +194,7 @@ class Call:
         """The subject as an IR graph over fresh inputs ``v0, v1, ...`` (the operands)."""
         fresh = {v.uid: Var(tuple(v.shape), v.dtype, name=f"v{k}") for k, v in enumerate(self.variables)}
         built: dict[int, Value] = dict(fresh)
-        for v in topological([self.term], nodes_only=False):
+        for v in _inside(self.term, set(fresh)):
             if v.uid in built:
                 continue
             if isinstance(v, Node):
@@ -190,9 +208,9 @@ class Call:
 
     def reference(self, operands: list) -> np.ndarray:
         """The IR semantics of the subject on ``operands`` (the host runtime's numpy semantics)."""
-        from compile.runtime import run
+        from compile.interpret import run_graph
         ops = self.check_operands(operands)
-        return run(self.graph(), {f"v{k}": a for k, a in enumerate(ops)})[0]
+        return run_graph(self.graph(), {f"v{k}": a for k, a in enumerate(ops)}, count=False)[0]
 
     # ---------------------------------------------------------------- certificates and fragments
     def check_certificate(self, certificate: dict | None) -> None:

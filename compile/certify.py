@@ -224,10 +224,17 @@ def adapter_proof(call, *, timeout: float | None = 60.0):
     except LoweringError as exc:
         return Unknown("bmc", "z3", 0.0, reason=f"the subject does not lower to the compiler-IR ILA: {exc}")
     named = m.bind_operands(call.shape, arrays)
-    try:
-        right_cmds = ir_commands(frag, {k: np.asarray(named[k], dtype=object).reshape(-1) for k in frag.inputs})
-    except KeyError as exc:
-        return Unknown("bmc", "z3", 0.0, reason=f"the adapter does not produce the fragment's input {exc}")
+    from ila.models.relay.numerics import NUMERICS
+    data_in = {}
+    for k in frag.inputs:
+        if k in named:
+            data_in[k] = np.asarray(named[k], dtype=object).reshape(-1)
+        elif k in frag.consts:              # a constant the fragment places itself (e.g. a zero for padding)
+            bits = NUMERICS[numerics].from_float(np.asarray(frag.consts[k])).reshape(-1)
+            data_in[k] = np.array([int(b) for b in bits], dtype=object)
+        else:
+            return Unknown("bmc", "z3", 0.0, reason=f"the adapter does not produce the fragment's input {k!r}")
+    right_cmds = ir_commands(frag, data_in)
     ila = relay_ila(numerics, tensor_entries=1 << max(16, int(max(left.top, frag.size()) - 1).bit_length()))
     n = int(np.prod(g.outputs[0].shape, dtype=np.int64))
     out_base = frag.output[0]

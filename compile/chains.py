@@ -6,17 +6,17 @@ the previous call, the previous call has no other user, and the shapes line up (
 the previous one's result: R halves, C stays). The fused program (one store, the calls, one load)
 is not the program of the single calls, so it is a mapping of its own: the registered *chain
 mapping* whose ``fuses`` is M (``mappings.flexasr.pool_chain``: flexasr.maxpool_chain,
-flexasr.meanpool_chain), with its own proofs, simulation validations and seeded bugs. The compiler
-fuses a chain only when the verified-only gate (:mod:`compile.gate`) allows the chain mapping at
-the chain's shape (R and C of the first call, L calls); otherwise the calls run one by one, each
-on its own certificate, and the refusal is reported. A fused chain runs and is emitted through the
-chain mapping's own runner and code generator, the ones its certificate covers.
+flexasr.meanpool_chain), with its own proofs, validations and seeded bugs. A fused chain is one
+accelerator call (:class:`compile.call.Call`) of the chain mapping whose subject is the composed
+IR subterm of the chain's calls (R and C of the first call, L calls); the compiler fuses it only
+when the verified-only gate (:mod:`compile.gate`) allows that call; otherwise the calls run one by
+one, each on its own certificate, and the refusal is reported.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
+from compile.ir.graph import Node
 
 
 @lru_cache(maxsize=1)
@@ -39,8 +39,8 @@ def chains(program) -> list[tuple]:
         if s.kind != "call" or len(s.args) != 1:
             continue
         p = program.steps[s.args[0]]
-        if p.kind == "call" and chainable(p.mapping, s.mapping) and users[p.index] == [s.index] \
-                and p.shape.get("C") == s.shape.get("C") and p.shape.get("R") == 2 * s.shape.get("R", -1):
+        if p.kind == "call" and chainable(p.call.mapping.name, s.call.mapping.name) and users[p.index] == [s.index] \
+                and p.call.shape.get("C") == s.call.shape.get("C") and p.call.shape.get("R") == 2 * s.call.shape.get("R", -1):
             nxt[p.index] = s.index
     starts = set(nxt) - set(nxt.values())
     out = []
@@ -54,20 +54,32 @@ def chains(program) -> list[tuple]:
 
 def chain_shape(steps) -> dict:
     """The chain mapping's shape of a chain of calls: R and C of the first, L calls."""
-    first = steps[0]
-    return {"R": first.shape["R"], "C": first.shape["C"], "L": len(steps)}
+    first = steps[0].call.shape
+    return {"R": first["R"], "C": first["C"], "L": len(steps)}
+
+
+def chain_call(steps):
+    """The chain mapping's call of a chain (its subject: the calls' subterms composed on the first
+    call's operand)."""
+    from compile.call import Call
+    from mappings.registry import get
+    x = steps[0].call.variables[0]
+    term = x
+    for s in steps:
+        v = s.call.term
+        term = Node(v.shape, v.dtype, v.source, op=v.op, args=(term,), attrs=dict(v.attrs))
+    return Call(get(fusers()[steps[0].call.mapping.name]), term, [x], chain_shape(steps))
 
 
 def certified_chains(program, *, require: str = "any", certify: str = "none", budget: float = 60.0,
                      path=None) -> tuple[list, list]:
-    """The chains the gate allows to fuse, as ``[(step indices, Decision)]``, and the gate's
-    refusals (Decisions) for the others (those run call by call)."""
+    """The chains the gate allows to fuse, as ``[(step indices, CallDecision)]``, and the gate's
+    refusals (CallDecisions) for the others (those run call by call)."""
     from compile import gate
     fused, refused = [], []
     for c in chains(program):
         steps = [program.steps[i] for i in c]
-        d = gate.decide(fusers()[steps[0].mapping], chain_shape(steps), require=require, certify=certify,
-                        budget=budget, path=path)
+        d = gate.decide_call(chain_call(steps), require=require, certify=certify, budget=budget, path=path)
         if d.allowed:
             fused.append((c, d))
         else:
@@ -75,19 +87,4 @@ def certified_chains(program, *, require: str = "any", certify: str = "none", bu
     return fused, refused
 
 
-def _inputs(steps, x) -> tuple[object, dict, dict]:
-    from mappings.registry import get
-    shape = chain_shape(steps)
-    return get(fusers()[steps[0].mapping]), shape, {"x": np.asarray(x, np.float32).reshape(shape["R"], shape["C"])}
-
-
-def run_chain(steps, x) -> np.ndarray:
-    """Co-simulate a chain (its first call's operand ``x``) through the chain mapping's runner."""
-    m, shape, named = _inputs(steps, x)
-    return m.run_accelerator(shape, named)
-
-
-def chain_stream(steps, x) -> list[dict]:
-    """The MMIO stream of a fused chain for operand ``x`` (the chain mapping's code generator)."""
-    m, shape, named = _inputs(steps, x)
-    return m.codegen(shape, named)
+__all__ = ["fusers", "chainable", "chains", "chain_shape", "chain_call", "certified_chains"]

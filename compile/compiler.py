@@ -44,11 +44,23 @@ COSTS = ("offloads", "data-movement")
 
 @dataclass
 class Offload:
-    mapping: str
-    shape: str
-    node: Node
+    """One accelerator call of the extracted program: the call (:class:`compile.call.Call`), the
+    certificate about it, the rewrites that created the matched term's e-classes."""
+    call: object
     certificate: dict
-    chain: tuple = ()                 # rewrites that created the matched term's e-classes
+    chain: tuple = ()
+
+    @property
+    def mapping(self) -> str:
+        return self.call.mapping.name
+
+    @property
+    def shape(self) -> str:
+        return self.call.shape.text
+
+    @property
+    def node(self) -> Node:
+        return self.call.term
 
 
 @dataclass
@@ -113,11 +125,9 @@ class Match:
 
 @dataclass
 class CallPlan:
-    """An allowed call: the match, the mapping's shape (dimension -> int) and text, the gate's
-    decision."""
+    """An allowed call: the match, the call (:class:`compile.call.Call`) and the gate's decision."""
     match: Match
-    shape: dict
-    shape_text: str
+    call: object
     decision: object
 
 
@@ -154,7 +164,13 @@ def selected(targets, names: list[str]) -> set[str]:
     return named | {n for n in names if n.split(".")[0] in targets and n.split(".")[0] not in pinned}
 
 
-def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matching: str = "exact",
+def default_targets() -> tuple[str, ...]:
+    """Every accelerator that registered mappings name (the registry decides, not the compiler)."""
+    from mappings.registry import names
+    return tuple(sorted({n.split(".")[0] for n in names()}))
+
+
+def compile_graph(graph: Graph, targets=None, *, matching: str = "exact",
                   require: str = "any", certify: str = "none", budget: float = 60.0, ledger_path=None,
                   max_iters: int = 20, max_terms: int = 50_000, time_limit: float = 5.0,
                   cost: str = "offloads") -> Compiled:
@@ -169,6 +185,7 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
     CompileError) for a rewrite whose two sides disagree on shape or dtype."""
     if cost not in COSTS:
         raise CompileError(f"cost must be one of {COSTS} (got {cost!r})")
+    targets = default_targets() if targets is None else targets
     if matching not in MATCHING:
         raise CompileError(f"matching must be one of {MATCHING} (got {matching!r})")
     from compile.egraph import Session
@@ -202,7 +219,7 @@ def compile_graph(graph: Graph, targets=("flexasr", "hlscnn", "vta"), *, matchin
         choice, roots = s.extract()
     out.program = _program(view, choice, roots, dict(zip(ids, plans)))
     for st in out.program.calls():
-        out.offloads.append(Offload(st.mapping, _shape_text(st.shape), st.value, st.certificate, st.chain))
+        out.offloads.append(Offload(st.call, st.certificate, st.chain))
     out.host_ops, out.host_moves = _host_counts(out.program)
     out.graph = graph
     from compile.chains import certified_chains
@@ -308,28 +325,34 @@ def _chain(view, classes: list) -> tuple:
 # ----------------------------------------------------------------------------- instantiating calls
 def instantiate(matches: list[Match], *, require: str, certify: str, budget: float, ledger_path,
                 out: Compiled) -> list[CallPlan]:
-    """The calls to offer extraction: each match instantiated at its mapping's shape
-    (:func:`compile.offload.shape_of`; a match the mapping's adapter refuses is dropped) and allowed
-    by the verified-only gate (:func:`compile.gate.decide`, once per mapping and shape); refusals go
-    to ``out.refused``."""
+    """The calls to offer extraction: each match instantiated as a call (:func:`compile.call.at_match`:
+    the mapping's adapter gives its shape; a match the adapter refuses is dropped) and allowed by the
+    verified-only gate (:func:`compile.gate.decide_call`, once per subject) on a certificate whose
+    subject is the call's own (checked here again: a certificate about another subject is refused);
+    refusals go to ``out.refused``."""
     from compile import gate
-    from compile.offload import shape_of
-    from mappings.base import format_shape
+    from compile.call import at_match
+    from compile.patterns import mapping_patterns, variables
+    from mappings.registry import get
     decisions: dict = {}
     plans = []
+    order = {n: variables(p) for n, p in mapping_patterns(sorted({m.mapping for m in matches})).items()}
     for m in matches:
-        shape = shape_of(m.mapping, m.node, m.env)
-        if shape is None:
+        call = at_match(get(m.mapping), m.node, m.env, order[m.mapping])
+        if call is None:
             continue
-        key = (m.mapping, format_shape(shape))
+        key = call.subject.digest
         if key not in decisions:
-            decisions[key] = gate.decide(m.mapping, shape, require=require, certify=certify, budget=budget,
-                                         path=ledger_path)
-            if not decisions[key].allowed:
-                out.refused.append(decisions[key])
+            d = gate.decide_call(call, require=require, certify=certify, budget=budget, path=ledger_path)
+            if d.allowed and (d.certificate or {}).get("subject_digest") != key:
+                d = gate.CallDecision(call, False, reason=f"the gate offered a certificate about another subject "
+                                      f"({(d.certificate or {}).get('subject_digest')}); refused")
+            decisions[key] = d
+            if not d.allowed:
+                out.refused.append(d)
         d = decisions[key]
         if d.allowed:
-            plans.append(CallPlan(m, shape, key[1], d))
+            plans.append(CallPlan(m, call, d))        # a match of a decided subject keeps its own call
     return plans
 
 
@@ -360,7 +383,7 @@ def _program(view, choice: dict, roots: tuple, calls: dict):
         if e.op == "call":
             p = calls[e.value]
             m = p.match
-            plan[c] = ("call", (m.mapping, p.shape, p.decision.certificate, m.chain, m.node, m.bound), list(e.children))
+            plan[c] = ("call", (p.call, p.decision.certificate, m.chain), list(e.children))
             values[c] = m.node
             continue
         if view.classes[c].const and e.op == "add":     # an add of constants: evaluated now
@@ -450,6 +473,3 @@ def _host_counts(program) -> tuple[int, int]:
     return len(host) - moves, moves
 
 
-def _shape_text(shape: dict) -> str:
-    from mappings.base import format_shape
-    return format_shape(shape)

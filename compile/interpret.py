@@ -28,10 +28,11 @@ class Interpreter:
     ``inputs`` (Var values). ``fused``: chains of call step indices (first to last) to run as one
     program each (:meth:`run_chain`). Subclasses override the ``run_*`` methods."""
 
-    passes = 0            # runs of any interpreter in this process (tests count evaluations)
+    passes = 0            # counted runs of any interpreter in this process (tests count model evaluations)
 
-    def __init__(self, program, inputs: list, *, fused: list = ()):
+    def __init__(self, program, inputs: list, *, fused: list = (), count: bool = True):
         self.program = program
+        self.count = count
         self.graph_inputs = list(inputs)
         self.fused = {c[-1]: tuple(c) for c in fused}
         self.inside = {i for c in self.fused.values() for i in c[:-1]}
@@ -45,7 +46,8 @@ class Interpreter:
         if missing or extra:
             raise CompileError(("missing input(s) " + str(missing) if missing else "")
                                + ("; " if missing and extra else "") + (f"unknown input(s) {extra}" if extra else ""))
-        Interpreter.passes += 1
+        if self.count:
+            Interpreter.passes += 1
         self.env = env = {}
         self.feeds = feeds
         for s in self.program.steps:
@@ -123,9 +125,11 @@ def host_program(graph):
     return Program(steps, [index[o.uid] for o in graph.outputs])
 
 
-def run_graph(graph, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """The host runtime on an IR graph: every operator on the host, in topological order."""
-    return Interpreter(host_program(graph), graph.inputs).run(feeds)
+def run_graph(graph, feeds: dict[str, np.ndarray], *, count: bool = True) -> list[np.ndarray]:
+    """The host runtime on an IR graph: every operator on the host, in topological order
+    (``count``: whether the run counts as an evaluation, :attr:`Interpreter.passes`; a call's
+    subterm evaluated inside a pass does not)."""
+    return Interpreter(host_program(graph), graph.inputs, count=count).run(feeds)
 
 
 __all__ = ["Interpreter", "run_graph"]

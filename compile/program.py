@@ -5,10 +5,12 @@ into a straight-line program a code generator and a co-simulator can walk:
 
 * ``input`` / ``const`` steps: a graph input (by name) or a constant tensor;
 * ``host`` steps: an IR operator run by the host runtime (``node.op`` on the operand steps);
-* ``call`` steps: one invocation of mapping ``mapping`` at ``shape`` on the operand steps (the
-  values bound to the mapping pattern's ?variables, in order of first appearance), standing for
-  the matched IR term ``node`` (its host semantics is the call's float32 reference), with the
-  ledger ``certificate`` that allowed it and the ``chain`` of rewrites that produced the term.
+* ``call`` steps: one accelerator call (:class:`compile.call.Call`: the mapping, its frozen shape,
+  the matched IR subterm with every attribute, the adapters, the code generator, the machine) on
+  the operand steps (the values bound to the mapping pattern's ?variables, in order of first
+  appearance), with the ledger ``certificate`` about exactly that call that allowed it and the
+  ``chain`` of rewrites that produced the term. ``value`` is the call's subterm (its host
+  semantics is the call's reference).
 
 Every step's value has ``node.shape`` / ``node.dtype`` of the IR value it replaces.
 """
@@ -25,11 +27,19 @@ class Step:
     kind: str                        # input | const | host | call
     value: Value                     # the IR value this step computes (for a call: the matched term)
     args: tuple = ()                 # operand step indices
-    mapping: str = ""                # call: mapping name
-    shape: dict = field(default_factory=dict)   # call: the mapping's shape (dimension -> int)
-    certificate: dict = field(default_factory=dict)
-    chain: tuple = ()
-    bound: tuple = ()                # call: the IR values bound to the pattern's ?variables (operands)
+    call: object = None              # call: the compile.call.Call
+    certificate: dict = field(default_factory=dict)   # call: the ledger entry about exactly this call
+    chain: tuple = ()                # call: the rewrites that produced the matched term
+
+    @property
+    def mapping(self):
+        """A call's :class:`mappings.base.Mapping` (None for other steps)."""
+        return self.call.mapping if self.call is not None else None
+
+    @property
+    def shape(self):
+        """A call's :class:`mappings.base.Shape` (None for other steps)."""
+        return self.call.shape if self.call is not None else None
 
 
 @dataclass
@@ -52,8 +62,7 @@ class Program:
         return out
 
     def text(self) -> str:
-        """One line per non-leaf step, Relay style: ``%7 = flexasr.linear[T=16, I=64, O=64](%3, %5)``."""
-        from mappings.base import format_shape
+        """One line per non-leaf step, Relay style: ``%7 = flexasr.linear[16x64x64](%3, %5)``."""
         lines = []
         for s in self.steps:
             if s.kind in ("input", "const"):
@@ -63,14 +72,14 @@ class Program:
                 lines.append(f"%{s.index} = {s.value.op}({args})")
             else:
                 cert = s.certificate.get("result", "?")
-                lines.append(f"%{s.index} = {s.mapping}[{format_shape(s.shape)}]({args})  /* {cert} */")
+                lines.append(f"%{s.index} = {s.call.mapping.name}[{s.call.shape.text}]({args})  /* {cert} */")
         lines.append("return " + ", ".join(f"%{o}" for o in self.outputs))
         return "\n".join(lines)
 
 
 def build(choice: dict, roots: list) -> Program:
-    """``choice``: e-class -> ("term", Value, [operand e-classes]) or ("call", (mapping, shape dict,
-    certificate, chain, matched Node, bound operand Values), [operand e-classes]); ``roots``: the output e-classes.
+    """``choice``: e-class -> ("term", Value, [operand e-classes]) or ("call", (Call, certificate,
+    chain), [operand e-classes]); ``roots``: the output e-classes.
     Walks the choice from the roots (iteratively, each e-class once)."""
     index: dict = {}
     steps: list[Step] = []
@@ -88,8 +97,8 @@ def build(choice: dict, roots: list) -> Program:
             args = tuple(index[o] for o in operands)
             i = len(steps)
             if kind == "call":
-                mapping, shape, cert, chain, node, bound = ref
-                steps.append(Step(i, "call", node, args, mapping, shape, cert, chain, tuple(bound)))
+                call, cert, chain = ref
+                steps.append(Step(i, "call", call.term, args, call, cert, chain))
             elif isinstance(ref, Var):
                 steps.append(Step(i, "input", ref))
             elif isinstance(ref, Const):

@@ -1,93 +1,122 @@
-"""The verified-only gate: no certificate, no offload; on-demand certification; stale entries
-remove the offloads they enabled; --require proved."""
+"""The verified-only gate: no certificate about the call's own subject, no offload; on-demand
+certification of the whole call; stale entries remove the offloads they enabled; --require proved;
+a refutation stands; a certification abandoned at its budget."""
 import json
 
+import numpy as np
 import pytest
 
+from compile.call import at_match
 from compile.errors import CompileError
-from compile.gate import decide
+from compile.gate import decide_call
+from compile.ir.graph import call, var
+from compile.patterns import mapping_patterns, match, variables
+from mappings.registry import get
 
-SHAPE = {"n": 32}
+
+def _relu(n=32):
+    pat = mapping_patterns(["vta.relu"])["vta.relu"]
+    node = call("nn.relu", var("a", (n,), "int32"))
+    return at_match(get("vta.relu"), node, match(pat, node), variables(pat))
 
 
-def test_empty_ledger_refuses_and_names_the_command(tmp_path):
-    d = decide("vta.relu", SHAPE, path=tmp_path / "l.json")
-    assert not d.allowed
-    assert "python -m verify.mapping vta.relu --method bmc --shape 32" in d.reason
+def _pool(r, c, m=None):
+    pat = mapping_patterns(["flexasr.maxpool"])["flexasr.maxpool"]
+    node = call("nn.max_pool2d", var("x", (1, 1, r, c)), pool_size=(2, 1), strides=(2, 1))
+    return at_match(m or get("flexasr.maxpool"), node, match(pat, node), variables(pat))
+
+
+def test_empty_ledger_refuses_and_says_how_to_certify(tmp_path):
+    d = decide_call(_relu(), path=tmp_path / "l.json")
+    assert not d.allowed and "no current certificate" in d.reason and "--certify sim" in d.reason
 
 
 def test_certify_on_demand_then_stale_entry_removes_the_offload(tmp_path):
     path = tmp_path / "l.json"
-    d = decide("vta.relu", SHAPE, certify="proof", path=path)
-    assert d.allowed and d.certificate["result"] == "proved" and d.certificate["scope"].startswith("32")
-    assert decide("vta.relu", SHAPE, require="proved", path=path).allowed
+    c = _relu()
+    d = decide_call(c, certify="proof", path=path, budget=120)
+    assert d.allowed and d.certificate["result"] == "proved", d.certificate
+    assert d.certificate["subject_digest"] == c.subject.digest and d.certificate["scope"] == "32"
+    assert decide_call(c, require="proved", path=path).allowed
+    assert not decide_call(_relu(48), path=path).allowed          # another subject: not covered
     entries = json.loads(path.read_text())
     for e in entries:
         e["digest"] = "0" * 16          # as if a file of its closure had changed since
     path.write_text(json.dumps(entries))
-    assert not decide("vta.relu", SHAPE, path=path).allowed
+    assert not decide_call(c, path=path).allowed
 
 
-def test_simulation_certificate_is_not_a_proof(tmp_path):
+def test_a_validation_is_not_a_proof(tmp_path):
     path = tmp_path / "l.json"
-    assert decide("vta.relu", SHAPE, certify="sim", path=path).allowed
-    d = decide("vta.relu", SHAPE, require="proved", path=path)
-    assert not d.allowed and "a proof" in d.reason
+    assert decide_call(_relu(), certify="sim", path=path, budget=120).allowed
+    d = decide_call(_relu(), require="proved", path=path)
+    assert not d.allowed and "a proof of the whole call" in d.reason
 
 
 def test_bad_requests():
-    with pytest.raises(CompileError, match="unknown"):
-        decide("vta.nope", SHAPE)
     with pytest.raises(CompileError, match="require must be"):
-        decide("vta.relu", SHAPE, require="maybe")
-    d = decide("flexasr.maxpool", {"R": 3, "C": 64})
+        decide_call(_relu(), require="maybe")
+    with pytest.raises(CompileError, match="budget"):
+        decide_call(_relu(), budget=0)
+    d = decide_call(_pool(3, 64))
     assert not d.allowed and "side condition" in d.reason
 
 
 def test_a_refutation_stands_and_is_not_re_run(tmp_path, monkeypatch):
-    """A failed validation recorded for the current sources refuses the offload without running
-    the (seeded, deterministic) check again; a stale one does not count. The failure is produced
-    here by a seeded bug applied in memory (the sources, hence the digest, are unchanged)."""
-    import verify.simval
-    from mappings.registry import get
-    from verify import mutations
+    """A failed call validation recorded for the current sources refuses the offload without
+    running the (seeded, deterministic) check again; a stale one does not count. The failure comes
+    from a seeded bug applied in memory (the sources, hence the digest, are unchanged)."""
+    import compile.certify
     path = tmp_path / "l.json"
-    shape = {"R": 8, "C": 16, "L": 2}
-    with mutations.applied(mutations.get(get("flexasr.maxpool_chain"), "chain_readback_offset")):
-        assert not decide("flexasr.maxpool_chain", shape, certify="sim", path=path).allowed
-    monkeypatch.setattr(verify.simval, "run_sim", lambda *a, **k: pytest.fail("the refutation was re-run"))
-    d = decide("flexasr.maxpool_chain", shape, certify="sim", path=path)
-    assert not d.allowed and "refutation at 8x16x2" in d.reason
+    m = get("flexasr.maxpool")
+
+    def wrong(shape, inputs):                 # the read-back halves every value
+        prog = m.program(shape, inputs)
+        rb = prog.readback
+        prog.readback = lambda reads: rb(reads) / 2
+        return prog
+    import dataclasses
+    bad = dataclasses.replace(m, program=wrong)
+    assert not decide_call(_pool(8, 16, bad), certify="sim", path=path, budget=120).allowed
+    monkeypatch.setattr(compile.certify, "validate", lambda *a, **k: pytest.fail("the refutation was re-run"))
+    d = decide_call(_pool(8, 16, bad), certify="sim", path=path, budget=120)
+    assert not d.allowed and "current refutation" in d.reason
     monkeypatch.undo()
     entries = json.loads(path.read_text())
     for e in entries:
         e["digest"] = "0" * 16          # the sources changed since: the refutation no longer stands
     path.write_text(json.dumps(entries))
-    assert decide("flexasr.maxpool_chain", shape, certify="sim", path=path).allowed    # validated again (a child process)
+    assert decide_call(_pool(8, 16), certify="sim", path=path, budget=120).allowed    # the real mapping passes
     assert [e["result"] for e in json.loads(path.read_text())][-1] == "passed"
 
 
-def test_simulation_validation_abandoned_at_the_budget(tmp_path, monkeypatch):
-    """A validation that outlasts the budget is abandoned (nothing recorded, the offload refused
-    with the reason and the command), and not retried in this process with the same budget;
-    errors of the validation reach the caller."""
+def test_certification_abandoned_at_the_budget(tmp_path, monkeypatch):
+    """A certification that outlasts the budget is abandoned (nothing recorded, the offload refused
+    with the reason), and not retried in this process with the same budget; errors of the
+    certification reach the caller."""
     import time
-    import verify.simval
+    import compile.certify
     import compile.gate as gate
-    monkeypatch.setattr(gate, "_ABANDONED", {})
+    monkeypatch.setattr(gate, "_ABANDONED_CALLS", {})
     path = tmp_path / "l.json"
-    monkeypatch.setattr(verify.simval, "run_sim", lambda *a, **k: time.sleep(30))
+    monkeypatch.setattr(compile.certify, "validate", lambda *a, **k: time.sleep(30))
     t0 = time.perf_counter()
-    d = decide("vta.relu", SHAPE, certify="sim", budget=0.5, path=path)
+    d = decide_call(_relu(), certify="sim", budget=0.5, path=path)
     assert time.perf_counter() - t0 < 10
-    assert not d.allowed and "within its budget of 0.5 s" in d.reason and "--shape 32" in d.reason
+    assert not d.allowed and "within its budget of 0.5 s" in d.reason
     assert not path.exists() or json.loads(path.read_text()) == []
     t0 = time.perf_counter()
-    assert not decide("vta.relu", SHAPE, certify="sim", budget=0.5, path=path).allowed
+    assert not decide_call(_relu(), certify="sim", budget=0.5, path=path).allowed
     assert time.perf_counter() - t0 < 0.4                                 # not retried
 
     def boom(*a, **k):
         raise CompileError("validation input rejected")
-    monkeypatch.setattr(verify.simval, "run_sim", boom)
+    monkeypatch.setattr(compile.certify, "validate", boom)
     with pytest.raises(CompileError, match="validation input rejected"):
-        decide("vta.relu", {"n": 16}, certify="sim", path=path)
+        decide_call(_relu(16), certify="sim", path=path)
+
+
+def test_operands_of_another_shape_are_refused_naming_the_call():
+    c = _relu(32)
+    with pytest.raises(CompileError, match=r"vta.relu at 32.*operand %0 has shape \(16,\)"):
+        c.check_operands([np.zeros(16, np.int32)])

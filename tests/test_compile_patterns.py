@@ -37,14 +37,15 @@ def test_exact_matching_counts_sites():
     assert counts["vta.relu"] == 0                 # VTA's ALU is int32: a float relu does not match
     assert counts["vta.gemm"] == 0                 # out_dtype int32: the float dense does not match
     assert counts["hlscnn.conv2d"] == 0
-    assert set(exact_counts(g, targets={"vta"})) == {"vta.add", "vta.dense", "vta.gemm", "vta.relu"}
+    assert set(exact_counts(g, targets={"vta"})) == {"vta.add", "vta.dense", "vta.dense_bias", "vta.gemm", "vta.relu"}
     assert exact_counts(g, targets={"vta"})["vta.dense"] == 2   # both float denses (the biased one too)
 
 
 def test_the_mapping_dtype_is_part_of_the_pattern():
     a = var("a", (4, 16), "int32")
     g = Graph([a], [call("nn.relu", call("add", a, a))])
-    assert exact_counts(g, targets={"vta"}) == {"vta.add": 1, "vta.dense": 0, "vta.gemm": 0, "vta.relu": 1}
+    assert exact_counts(g, targets={"vta"}) == {"vta.add": 1, "vta.dense": 0, "vta.dense_bias": 0, "vta.gemm": 0,
+                                                "vta.relu": 1}
     f = var("f", (4, 16))
     assert exact_counts(Graph([f], [call("nn.relu", call("add", f, f))]), targets={"vta"})["vta.add"] == 0
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from compile.ir.graph import Const, Graph, Var, call, const, var
-from compile.offload import mapping_inputs, shape_of
+from compile.call import at_match
 from compile.patterns import mapping_patterns, matches, variables
 from compile.runtime import run
 from mappings.base import frobenius_relative_error
@@ -120,10 +120,11 @@ def test_adapters_hand_the_runner_the_ir_operands(name, seed):
     g, inputs = BUILD[name](shape, named)
     pat = mapping_patterns([name])[name]
     ((node, env),) = [(n_, e) for n_, e in matches(g, pat) if n_ is g.outputs[0]]
-    assert shape_of(name, node, env) == shape
+    c = at_match(m, node, env, variables(pat))
+    assert c.shape == shape
     operands = [inputs[v.name] if isinstance(v, Var) else v.value if isinstance(v, Const) else None
                 for v in (env[k] for k in variables(pat))]
-    bound = mapping_inputs(name, shape, operands)
+    bound = c.inputs(operands)
     assert set(bound) == set(named)
     for k in named:
         assert np.array_equal(np.asarray(bound[k]), np.asarray(named[k])), (name, k)

@@ -1,20 +1,25 @@
-"""Application-level co-simulation (paper §4.4.2): the host runtime with every accelerator call of
-a compiled program executed by its accelerator's ILA simulator.
+"""Application-level co-simulation (paper §4.4.2): the program's host steps in numpy and every
+accelerator call executed by its accelerator's ILA simulator, in one pass of the interpreter.
 
-``cosimulate(compiled, inputs)`` walks the extracted program (:mod:`compile.program`): host steps
-run the IR operator in numpy (:func:`compile.ir.ops.evaluate`); a call step hands its operands to
-the mapping's end-to-end runner (the MMIO stream its code generator emits, decoded by the ILA
-simulator; :attr:`mappings.base.Mapping.run_accelerator`), reshaped by
-:func:`compile.offload.mapping_inputs`. A chain of calls that keeps its data in the accelerator
-(:mod:`compile.chains`, Figure 7 (f)) runs as one fused program: one store, the calls,
-one load, on one simulator state.
+:class:`CoSimulator` is the :class:`compile.interpret.Interpreter` whose calls run their certified
+artefact (:class:`compile.call.Call`): the operand adapters, the exact MMIO stream of the call's
+code generator executed from the machine's reset state, the read-back and the output adapter. A
+call runs only on a certificate about its own subject (checked at run time). A fused chain
+(:mod:`compile.chains`, Figure 7 (f)) runs as its chain mapping's call: one store, the calls, one
+load. With ``record`` it keeps, for every call it executes, the program it ran and the data of its
+reads: what ``--emit`` writes (:mod:`compile.codegen`), so emission never runs the model again.
+
+The same pass also evaluates the source program on the host (every call by the host semantics of
+its subject on host operands): the whole-model reference the co-simulated outputs are compared
+with (``CosimResult.reference``), so ``--cosim`` evaluates the model once.
 
 Per invocation it records (:class:`Invocation`): seconds, the Frobenius relative error against the
-float32 host result of the same IR term on the same operand values, input and output ranges,
+float32 host result of the same subterm on the same operand values, input and output ranges,
 ``flushed`` (host value non-zero, accelerator value 0) and ``saturated`` (the accelerator value
 sits at the largest magnitude it produced while the host value is larger in magnitude by more than
 the mapping's tolerance). A call whose operands violate one of the mapping's data conditions is
-not run on the accelerator: it runs on the host and is reported as refused, naming the condition.
+not run on the accelerator: it runs on the host and is reported as refused, naming the condition
+(``guard=False`` runs it anyway and flags it: the design as it is, for Table 4's design study).
 
 Source of the statistics: the paper's §4.4.2 (per-invocation error and value ranges to locate the
 cause of an application-level accuracy loss).
@@ -27,8 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from compile.errors import CompileError
-from compile.ir import ops
-from compile.ir.graph import Const, Node
+from compile.interpret import Interpreter
 
 
 @dataclass
@@ -51,11 +55,30 @@ class Invocation:
 
 
 @dataclass
+class Record:
+    """One executed call, as ``--emit`` writes it: the step, the call (or chain call), its program,
+    the data of its reads, the certificate it ran on, and the fused steps of a chain."""
+    step: object
+    call: object
+    program: object
+    reads: list
+    certificate: dict
+    fused: tuple = ()
+
+
+@dataclass
 class CosimResult:
     outputs: list
     invocations: list = field(default_factory=list)
     host_seconds: float = 0.0
     accelerator_seconds: float = 0.0
+    reference: list = field(default_factory=list)       # the host evaluation of the source program
+    records: list = field(default_factory=list)          # Record of every executed call (record=True)
+
+    def error(self) -> float:
+        """Frobenius relative error of the outputs against the host reference (root-sum-square)."""
+        from mappings.base import frobenius_relative_error
+        return float(np.sqrt(sum(frobenius_relative_error(a, b) ** 2 for a, b in zip(self.reference, self.outputs))))
 
     def report(self) -> str:
         """The per-invocation table (text)."""
@@ -77,146 +100,147 @@ def _range(a) -> tuple:
     return (float(a.min()), float(a.max())) if a.size else (0.0, 0.0)
 
 
-def term_reference(step, operands: list) -> np.ndarray:
-    """The host value of the call's matched IR term with its ?variables bound to ``operands``."""
-    env = {b.uid: np.asarray(a) for b, a in zip(step.bound, operands)}
-    stack = [(step.value, False)]
-    while stack:                                   # post-order, not entering bound operands
-        v, done = stack.pop()
-        if v.uid in env:
-            continue
-        if isinstance(v, Const):
-            env[v.uid] = v.value
-        elif not isinstance(v, Node):
-            raise CompileError(f"{step.mapping}: the matched term reads {v!r}, which no pattern variable binds")
-        elif done:
-            env[v.uid] = np.asarray(ops.evaluate(v.op, [env[a.uid] for a in v.args], v.attrs))
-        else:
-            stack.append((v, True))
-            stack.extend((a, False) for a in v.args if a.uid not in env)
-    return env[step.value.uid]
-
-
-def _stats(step, ref, out, operands, seconds, tol) -> Invocation:
-    from mappings.base import format_shape, frobenius_relative_error
+def _stats(step, call, ref, out, operands, seconds, tol) -> Invocation:
+    from mappings.base import frobenius_relative_error
     ref64, out64 = np.asarray(ref, np.float64), np.asarray(out, np.float64)
     top = np.abs(out64).max() if out64.size else 0.0
     sat = int(np.sum((np.abs(out64) == top) & (np.abs(ref64) > top * (1 + max(tol, 1e-6)) + 1e-30))) if top else 0
     ins = [np.asarray(a, np.float64) for a in operands if np.asarray(a).size]
     lo = min((float(a.min()) for a in ins), default=0.0)
     hi = max((float(a.max()) for a in ins), default=0.0)
-    return Invocation(step.index, step.mapping, format_shape(step.shape), step.value.source, seconds,
+    return Invocation(step.index, call.mapping.name, call.shape.text, call.term.source, seconds,
                       float(frobenius_relative_error(ref64, out64)), (lo, hi), _range(out64), _range(ref64),
                       int(np.sum((ref64 != 0) & (out64 == 0))), sat, int(out64.size))
 
 
-def cosimulate(compiled, inputs: dict[str, np.ndarray], *, fuse: bool = True, keep: dict | None = None,
-               guard: bool = True) -> CosimResult:
-    """Run ``compiled`` (:class:`compile.compiler.Compiled`) on ``inputs`` (graph input name ->
-    array of its shape): host steps in numpy, calls on the ILA simulators. ``fuse``: run the
-    chains the compiler fused on a certificate (``compiled.chains()``, :mod:`compile.chains`) as
-    one program each; ``keep``: filled with every step's value (step index -> array); ``guard``:
-    a call whose operands violate a data condition of its mapping runs on the host (the compiler's
-    sound default); ``guard=False`` runs it on the accelerator anyway and records the violated
-    condition (``Invocation.violated``): the design as it is, for design-space exploration (the
-    paper's Table 4 experiment), outside what its certificate covers.
-    CompileError for missing or misshaped inputs, naming them."""
-    from mappings.registry import get
-    program = compiled.program
-    want = {v.name: v for v in compiled.graph.inputs}
-    missing = sorted(set(want) - set(inputs))
-    if missing:
-        raise CompileError(f"missing input(s) {missing}")
-    env: dict[int, np.ndarray] = {}
-    res = CosimResult([])
-    fused = {c[-1]: c for c in compiled.chains()} if fuse else {}
-    inside = {i for c in fused.values() for i in c[:-1]}
-    for s in program.steps:
+class CoSimulator(Interpreter):
+    """The co-simulating interpreter (module docstring) of ``compiled``
+    (:class:`compile.compiler.Compiled`)."""
+
+    def __init__(self, compiled, *, fuse: bool = True, guard: bool = True, record: bool = False,
+                 host: bool = True):
+        super().__init__(compiled.program, compiled.graph.inputs, fused=compiled.chains() if fuse else ())
+        self.chain_calls = {c[-1]: d for c, d in compiled.fused} if fuse else {}
+        self.guard, self.record, self.host = guard, record, host
+        self.result = CosimResult([])
+        self.host_env: dict[int, np.ndarray] = {}
+
+    # the host evaluation of the source program rides along every step (one pass)
+    def _host_args(self, step, args) -> list:
+        return [self.host_env.get(a, x) for a, x in zip(step.args, args)] if self.host else args
+
+    def run_input(self, step):
+        out = super().run_input(step)
+        self.host_env[step.index] = out
+        return out
+
+    def run_const(self, step):
+        out = super().run_const(step)
+        self.host_env[step.index] = out
+        return out
+
+    def run_host(self, step, args):
         t0 = time.perf_counter()
-        if s.kind == "input":
-            a = np.asarray(inputs[s.value.name])
-            if tuple(a.shape) != tuple(s.value.shape):
-                raise CompileError(f"input {s.value.name!r}: shape {tuple(a.shape)}, the graph expects "
-                                   f"{tuple(s.value.shape)}")
-            env[s.index] = a.astype(s.value.dtype, copy=False)
-            continue
-        if s.kind == "const":
-            env[s.index] = s.value.value
-            continue
-        if s.index in inside:
-            continue                                  # runs as part of the chain ending later
-        if s.index in fused:
-            _run_chain(program, fused[s.index], env, res)
-            continue
-        args = [env[a] for a in s.args]
-        if s.kind == "host":
-            env[s.index] = np.asarray(ops.evaluate(s.value.op, args, s.value.attrs))
-            res.host_seconds += time.perf_counter() - t0
-            continue
-        m = get(s.mapping)
-        from compile.offload import mapping_inputs
-        named = mapping_inputs(s.mapping, s.shape, args)
-        ref = term_reference(s, args)
-        bad = [c for c in m.data_conditions if not c.holds(s.shape, named)]
-        if bad and guard:
-            out = ref
-            inv = _stats(s, ref, out, args, time.perf_counter() - t0, m.tolerance_at(s.shape))
-            inv.refused = f"data condition {bad[0].name!r}: {bad[0].text}"
-        else:
-            out = np.asarray(m.run_accelerator(s.shape, named)).reshape(s.value.shape).astype(s.value.dtype)
-            inv = _stats(s, ref, out, args, time.perf_counter() - t0, m.tolerance_at(s.shape))
-            if bad:
-                inv.violated = f"data condition {bad[0].name!r}"
-        res.accelerator_seconds += inv.seconds
-        res.invocations.append(inv)
-        env[s.index] = out
-    res.outputs = [env[o] for o in program.outputs]
+        out = super().run_host(step, args)
+        if self.host:
+            hargs = self._host_args(step, args)
+            self.host_env[step.index] = out if all(a is b for a, b in zip(hargs, args)) else \
+                super().run_host(step, hargs)
+        self.result.host_seconds += time.perf_counter() - t0
+        return out
+
+    def run_call(self, step, args):
+        call = step.call
+        call.check_certificate(step.certificate)
+        t0 = time.perf_counter()
+        args = call.check_operands(args)
+        ref = call.reference(args)
+        if self.host:
+            hargs = self._host_args(step, args)
+            self.host_env[step.index] = ref if all(a is b for a, b in zip(hargs, args)) else call.reference(hargs)
+        named = call.inputs(args)
+        bad = call.violated(named)
+        tol = call.mapping.tolerance_at(call.shape)
+        if bad is not None and self.guard:
+            inv = _stats(step, call, ref, ref, args, time.perf_counter() - t0, tol)
+            inv.refused = f"data condition {bad.name!r}: {bad.text}"
+            self.result.invocations.append(inv)
+            return ref
+        prog = call.program(args, named)
+        out, reads = call.execute(prog)
+        inv = _stats(step, call, ref, out, args, time.perf_counter() - t0, tol)
+        if bad is not None:
+            inv.violated = f"data condition {bad.name!r}"
+        self.result.accelerator_seconds += inv.seconds
+        self.result.invocations.append(inv)
+        if self.record:
+            self.result.records.append(Record(step, call, prog, reads, step.certificate))
+        return out
+
+    def run_chain(self, steps, x):
+        """A fused chain runs as its chain mapping's call (the intermediate values never leave the
+        accelerator, so one invocation per call is recorded and only the last carries values)."""
+        decision = self.chain_calls[steps[-1].index]
+        call = decision.call
+        call.check_certificate(decision.certificate)
+        t0 = time.perf_counter()
+        x = call.check_operands([x])[0]
+        prog = call.program([x])
+        out, reads = call.execute(prog)
+        seconds = time.perf_counter() - t0
+        ref = call.reference([x])
+        if self.host:
+            hx = self.host_env.get(steps[0].args[0], x)
+            self.host_env[steps[-1].index] = ref if hx is x else call.reference([hx])
+        for s in steps[:-1]:
+            self.result.invocations.append(Invocation(
+                s.index, s.call.mapping.name, s.call.shape.text, s.call.term.source, 0.0, float("nan"),
+                _range(x) if s is steps[0] else (np.nan, np.nan), (np.nan, np.nan), (np.nan, np.nan), 0, 0,
+                int(np.prod(s.value.shape)), fused=len(steps)))
+        inv = _stats(steps[-1], call, ref, out, [x], seconds, call.mapping.tolerance_at(call.shape))
+        inv.fused = len(steps)
+        self.result.invocations.append(inv)
+        self.result.accelerator_seconds += seconds
+        if self.record:
+            self.result.records.append(Record(steps[0], call, prog, reads, decision.certificate, tuple(steps)))
+        return out
+
+    def run(self, feeds):
+        self.host_env = {}
+        outs = super().run(feeds)
+        self.result.outputs = outs
+        if self.host:
+            self.result.reference = [self.host_env.get(o, v) for o, v in zip(self.program.outputs, outs)]
+        return outs
+
+
+def cosimulate(compiled, inputs: dict[str, np.ndarray], *, fuse: bool = True, keep: dict | None = None,
+               guard: bool = True, record: bool = False) -> CosimResult:
+    """Run ``compiled`` (:class:`compile.compiler.Compiled`) on ``inputs`` (graph input name ->
+    array of its shape): host steps in numpy, calls on the ILA simulators (module docstring).
+    ``fuse``: run the certified fused chains as one program each; ``keep``: filled with every
+    step's value (step index -> array); ``guard``: data conditions refuse a call (it runs on the
+    host); ``record``: keep every executed call's program and reads (for ``--emit``).
+    CompileError for missing or misshaped inputs and for a call whose certificate is about another
+    subject, naming them."""
+    sim = CoSimulator(compiled, fuse=fuse, guard=guard, record=record)
+    sim.run(inputs)
     if keep is not None:
-        keep.update(env)
-    return res
+        keep.update(sim.env)
+    return sim.result
 
 
-def _run_chain(program, chain: tuple, env: dict, res: CosimResult) -> None:
-    """Run the calls ``chain`` (step indices, first to last; each reads only its predecessor)
-    as one fused accelerator program. The intermediate results stay in the accelerator (they are
-    never read back), so one invocation per call is recorded and only the last carries values: the
-    chain's result against the host terms composed on the chain's input."""
-    from compile.chains import run_chain
-    from mappings.base import format_shape
-    from mappings.registry import get
-    steps = [program.steps[i] for i in chain]
+def against_host(compiled, inputs: dict, *, record: bool = False) -> dict:
+    """Co-simulate ``compiled`` on ``inputs`` with the host evaluation of the source program in the
+    same pass: ``{"result": CosimResult, "reference": host outputs, "error": Frobenius relative
+    error of the outputs (root-sum-square over outputs), "seconds": the pass, "host_seconds": the
+    host steps' share}``."""
     t0 = time.perf_counter()
-    x = env[steps[0].args[0]]
-    out = run_chain(steps, x)
-    seconds = time.perf_counter() - t0
-    ref = x
-    for s in steps:
-        ref = term_reference(s, [ref])
-    last = steps[-1]
-    out = np.asarray(out).reshape(last.value.shape).astype(last.value.dtype)
-    for s in steps[:-1]:
-        res.invocations.append(Invocation(s.index, s.mapping, format_shape(s.shape), s.value.source, 0.0, float("nan"),
-                                          _range(env[s.args[0]]) if s is steps[0] else (np.nan, np.nan),
-                                          (np.nan, np.nan), (np.nan, np.nan), 0, 0, int(np.prod(s.value.shape)),
-                                          fused=len(steps)))
-    inv = _stats(last, ref, out, [x], seconds, get(last.mapping).tolerance_at(last.shape))
-    inv.fused = len(steps)
-    res.invocations.append(inv)
-    res.accelerator_seconds += seconds
-    env[last.index] = out
-
-
-def against_host(compiled, inputs: dict) -> dict:
-    """Co-simulate ``compiled`` on ``inputs`` and run its source graph on the host: ``{"result":
-    CosimResult, "reference": host outputs, "error": Frobenius relative error of the outputs
-    (root-sum-square over outputs), "seconds": co-simulation, "host_seconds": host float32 run}``."""
-    from compile.runtime import run
-    from mappings.base import frobenius_relative_error
-    t0 = time.perf_counter()
-    ref = run(compiled.graph, inputs)
-    t_host = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    r = cosimulate(compiled, inputs)
+    r = cosimulate(compiled, inputs, record=record)
     t = time.perf_counter() - t0
-    err = float(np.sqrt(sum(frobenius_relative_error(a, b) ** 2 for a, b in zip(ref, r.outputs))))
-    return {"result": r, "reference": ref, "error": err, "seconds": t, "host_seconds": t_host}
+    if len(r.reference) != len(r.outputs):
+        raise CompileError("the host reference of the co-simulation is incomplete")
+    return {"result": r, "reference": r.reference, "error": r.error(), "seconds": t, "host_seconds": r.host_seconds}
+
+
+__all__ = ["CoSimulator", "CosimResult", "Invocation", "Record", "cosimulate", "against_host"]
