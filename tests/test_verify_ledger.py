@@ -280,27 +280,26 @@ def test_temporary_files_of_a_killed_writer_are_removed_by_the_next_write(tmp_pa
 
 def test_the_compiler_offloads_on_the_base_layer_with_an_empty_users_ledger(tmp_path, monkeypatch):
     """A new user (no ledger of their own) compiles on the committed certificates: here a base layer
-    holding a rewrite certificate and two simulation validations, as paper_results/ledger.json does."""
+    holding a rewrite certificate and the two linear layers' call certificates, as
+    paper_results/ledger.json does."""
     import numpy as np
 
     from compile.compiler import compile_graph
     from compile.ir.graph import Graph, call, const, var
     from compile.rewrites import registry
     from compile.rewrites.certify import certify, record
-    from verify.simval import run_sim
     x = var("x", (4, 16))
     y = call("nn.bias_add", call("nn.dense", x, const(np.zeros((64, 16), np.float32))), const(np.zeros(64, np.float32)))
     g = Graph([x], [call("nn.dense", call("nn.relu", y), const(np.ones((64, 64), np.float32)))])
     base, user = tmp_path / "committed.json", tmp_path / "user" / "ledger.json"
     record(certify(registry()["dense_zero_bias"], samples=3), path=base)
-    lin = get("flexasr.linear")
-    for shape in ("4x16x64", "4x64x64"):
-        ledger.record_validation(lin, run_sim(lin, shape=lin.parse_shape(shape), samples=2), path=base)
+    got = compile_graph(g, ("flexasr.linear",), matching="flexible", certify="sim", ledger_path=base, budget=300)
+    assert got.counts() == {"flexasr.linear": 2}
     before = base.read_bytes()
     monkeypatch.setenv("D2A_LEDGER", str(user))
     monkeypatch.setenv("D2A_LEDGER_BASE", str(base))
-    res = compile_graph(g, ("flexasr",), matching="flexible")
+    res = compile_graph(g, ("flexasr.linear",), matching="flexible")
     assert res.counts() == {"flexasr.linear": 2} and "dense_zero_bias" in res.rules_used
     assert not user.exists() and base.read_bytes() == before
     monkeypatch.setenv("D2A_LEDGER_BASE", "")                                  # without the base layer: nothing
-    assert compile_graph(g, ("flexasr",), matching="flexible").counts() == {}
+    assert compile_graph(g, ("flexasr.linear",), matching="flexible").counts() == {}

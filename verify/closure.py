@@ -60,6 +60,36 @@ def import_graph(root: pathlib.Path = ROOT, packages=PACKAGES, *, references: bo
     return graph
 
 
+def external_module(name: str, root: pathlib.Path = ROOT, packages=PACKAGES):
+    """A module outside ``packages`` (importable by ``name``): (its source file, the project modules
+    its source names, as :func:`import_graph` reads them), or None when it has no source file."""
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    path = pathlib.Path(spec.origin)
+    mods = module_files(root, packages)
+
+    def resolve(n):
+        while n and n not in mods:
+            n = n.rpartition(".")[0]
+        return n or None
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            out |= {resolve(a.name) for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out |= {resolve(f"{node.module}.{a.name}") if f"{node.module}.{a.name}" in mods else resolve(node.module)
+                    for a in node.names}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (hit := _REF.match(node.value)) \
+                and hit.group(1).split(".")[0] in packages:
+            out.add(resolve(hit.group(1)))
+    return path, out - {None}
+
+
 def closure(modules, graph: dict[str, set[str]] | None = None) -> set[str]:
     """Every project module reachable from ``modules`` (included), with the ``__init__`` of each
     enclosing package."""

@@ -183,10 +183,20 @@ def digest(mapping, method: str = "bmc") -> str:
 
 def module_digest(roots: list[str]) -> str:
     """The digest over the import closure of the dotted modules ``roots`` (entries that are not
-    mappings, e.g. certified compiler-IR rewrites: their rules module and checker)."""
-    from .closure import module_files
+    mappings, e.g. certified compiler-IR rewrites: their rules module and checker). A root outside
+    the project's packages (a mapping registered at run time from another module, e.g. a user's
+    accelerator) contributes its own source file and the closure of the project modules it names."""
+    from .closure import external_module, module_files
     files = module_files()
-    return _hash(sorted(files[m] for m in closure(roots, _graph()) if m in files))
+    inside, outside = [r for r in roots if r in files or not r], []
+    for r in roots:
+        if r and r not in files:
+            ext = external_module(r)
+            if ext is None:
+                raise LedgerError(f"module {r!r} has no source file to digest")
+            outside.append(ext[0])
+            inside += sorted(ext[1])
+    return _hash(sorted(files[m] for m in closure(inside, _graph()) if m in files) + sorted(outside))
 
 
 # ----------------------------------------------------------------------------- the entries' schema
@@ -415,8 +425,8 @@ def current_digest(e: dict) -> str | None:
     from .closure import module_files
     try:
         if e.get("module"):
-            if e["module"] not in module_files():
-                return None
+            if e["module"] not in module_files() and e["mapping"] not in MODULES:
+                return None               # an outside module digests only as a registered mapping's
             return module_digest([e["module"], e.get("checker", "")])
         return digest(get(e["mapping"]), e["method"]) if e["mapping"] in MODULES else None
     except D2AError:
