@@ -44,7 +44,14 @@ def main(argv=None) -> int:
     for k in range(args.images):
         inputs = example if k == 0 else {n: rng.standard_normal(a.shape).astype(a.dtype) if a.dtype.kind == "f"
                                          else a for n, a in example.items()}
-        runs.append(against_host(res, inputs))
+        r = against_host(res, inputs)
+        from compile.runtime import run
+        from compile.runtime.threads import MEASURE_THREADS, host_threads
+        with host_threads(MEASURE_THREADS):
+            t0 = time.perf_counter()
+            run(graph, inputs)                          # the host float32 run alone, for the ratio
+            r["host_seconds"] = time.perf_counter() - t0
+        runs.append(r)
     first = runs[0]["result"]
     refused = sum(1 for v in first.invocations if v.refused)
     lines = [f"# Co-simulation of {args.model} on {', '.join(targets)} (random weights)", "",

@@ -47,7 +47,7 @@ def main(argv=None) -> int:
         calls = res.program.calls()
         ch = res.chains()
         lines += [f"## cost = {cost}", "", "```", res.program.text(), "```", "",
-                  f"- calls: {len(calls)} ({', '.join(f'{s.mapping}[{s.shape}]' for s in calls)})",
+                  f"- calls: {len(calls)} ({', '.join(f'{s.mapping.name}[{s.shape.text}]' for s in calls)})",
                   f"- rewrites applied (egglog's applications, in the e-graph): {res.rules_used}; saturation: "
                   f"{res.stop_reason} after {res.iterations} iterations, {res.egraph_size} e-nodes",
                   f"- chains kept in the accelerator: {[len(c) for c in ch]}, on "

@@ -275,18 +275,19 @@ def per_layer(points: list) -> list[dict]:
 def weight_report(compiled) -> list[dict]:
     """Per HLSCNN convolution of ``compiled``: the fraction of its weights that the 8-bit and the
     16-bit weight formats flush to 0 and saturate, and the weights' relative quantisation error
-    (Frobenius), from the trained weights (the call's ``?w`` operand, a constant)."""
+    (Frobenius), from the trained weights (the call's ``?w`` operand, a constant of the program)."""
+    from compile.interpret import constant_value
     from ila.numerics.fixed_point import weight_format
-    from mappings.base import format_shape, frobenius_relative_error
+    from mappings.base import frobenius_relative_error
     out = []
     for s in compiled.program.steps:
-        if s.kind != "call" or not s.mapping.startswith("hlscnn.") or len(s.bound) < 2:
+        if s.kind != "call" or s.mapping.accelerator != "hlscnn" or len(s.args) < 2:
             continue
-        w = _constant(s.bound[1])
+        w = constant_value(compiled.program, s.args[1])
         if w is None:
             continue
         w = np.asarray(w, np.float64)
-        row = {"source": s.value.source, "shape": format_shape(s.shape), "max_abs": float(np.abs(w).max())}
+        row = {"source": s.value.source, "shape": s.shape.text, "max_abs": float(np.abs(w).max())}
         for bits in (8, 16):
             f = weight_format(bits)
             q = f.quantize(w)
@@ -295,19 +296,6 @@ def weight_report(compiled) -> list[dict]:
             row[f"error{bits}"] = float(frobenius_relative_error(w, q / 2.0 ** f.frac))
         out.append(row)
     return out
-
-
-def _constant(v):
-    """The value of IR value ``v`` if it depends on constants only (e.g. a transposed weight), else None."""
-    from compile.ir import ops
-    from compile.ir.graph import Const, Node
-    if isinstance(v, Const):
-        return v.value
-    if isinstance(v, Node):
-        args = [_constant(a) for a in v.args]
-        if all(a is not None for a in args):
-            return np.asarray(ops.evaluate(v.op, args, v.attrs))
-    return None
 
 
 # ----------------------------------------------------------------------------- CLI

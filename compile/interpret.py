@@ -111,6 +111,30 @@ class Interpreter:
         return x
 
 
+def constant_value(program, index: int):
+    """The value of step ``index`` of ``program`` when it depends on constants only (a weight, a
+    transposed weight), evaluated with the host semantics of its steps; None when it reads an
+    input or a call."""
+    steps = program.steps
+    vals: dict[int, np.ndarray] = {}
+    stack = [(index, False)]
+    while stack:
+        i, done = stack.pop()
+        if i in vals:
+            continue
+        s = steps[i]
+        if s.kind == "const":
+            vals[i] = s.value.value
+        elif s.kind != "host":
+            return None
+        elif done:
+            vals[i] = np.asarray(ops.evaluate(s.value.op, [vals[a] for a in s.args], s.value.attrs))
+        else:
+            stack.append((i, True))
+            stack.extend((a, False) for a in s.args if a not in vals)
+    return vals[index]
+
+
 def host_program(graph):
     """The program of ``graph`` with every operator a host step (topological order)."""
     from compile.ir.graph import Const, Node, Var

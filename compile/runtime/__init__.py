@@ -12,11 +12,15 @@ from compile.errors import CompileError
 from compile.ir.graph import Graph
 
 
-def run(graph: Graph, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
+def run(graph: Graph, inputs: dict[str, np.ndarray], *, threads: int | None = None) -> list[np.ndarray]:
     """Execute ``graph`` on ``inputs`` (name -> array of the input's shape); return the outputs.
+    ``threads``: the BLAS/OpenMP threads of the host runtime for this run
+    (:func:`compile.runtime.threads.host_threads`; None leaves the libraries' setting).
     CompileError for a missing, extra or wrongly shaped input (naming it)."""
     from compile.interpret import run_graph
+    from compile.runtime.threads import host_threads
     try:
-        return run_graph(graph, inputs)
+        with host_threads(threads):
+            return run_graph(graph, inputs)
     except CompileError as exc:
         raise CompileError(f"graph {graph.name!r}: {exc}") from None

@@ -215,28 +215,31 @@ class CoSimulator(Interpreter):
 
 
 def cosimulate(compiled, inputs: dict[str, np.ndarray], *, fuse: bool = True, keep: dict | None = None,
-               guard: bool = True, record: bool = False) -> CosimResult:
+               guard: bool = True, record: bool = False, threads: int | None = None) -> CosimResult:
     """Run ``compiled`` (:class:`compile.compiler.Compiled`) on ``inputs`` (graph input name ->
     array of its shape): host steps in numpy, calls on the ILA simulators (module docstring).
     ``fuse``: run the certified fused chains as one program each; ``keep``: filled with every
     step's value (step index -> array); ``guard``: data conditions refuse a call (it runs on the
-    host); ``record``: keep every executed call's program and reads (for ``--emit``).
+    host); ``record``: keep every executed call's program and reads (for ``--emit``); ``threads``:
+    the host's BLAS/OpenMP threads (:func:`compile.runtime.threads.host_threads`).
     CompileError for missing or misshaped inputs and for a call whose certificate is about another
     subject, naming them."""
+    from compile.runtime.threads import host_threads
     sim = CoSimulator(compiled, fuse=fuse, guard=guard, record=record)
-    sim.run(inputs)
+    with host_threads(threads):
+        sim.run(inputs)
     if keep is not None:
         keep.update(sim.env)
     return sim.result
 
 
-def against_host(compiled, inputs: dict, *, record: bool = False) -> dict:
+def against_host(compiled, inputs: dict, *, record: bool = False, threads: int | None = None) -> dict:
     """Co-simulate ``compiled`` on ``inputs`` with the host evaluation of the source program in the
     same pass: ``{"result": CosimResult, "reference": host outputs, "error": Frobenius relative
     error of the outputs (root-sum-square over outputs), "seconds": the pass, "host_seconds": the
     host steps' share}``."""
     t0 = time.perf_counter()
-    r = cosimulate(compiled, inputs, record=record)
+    r = cosimulate(compiled, inputs, record=record, threads=threads)
     t = time.perf_counter() - t0
     if len(r.reference) != len(r.outputs):
         raise CompileError("the host reference of the co-simulation is incomplete")
