@@ -1,0 +1,1205 @@
+"""The checker of phase proofs (:mod:`mappings.phases`): a program of several child-ILA loops,
+proved loop by loop for a tracked cell, composed through proved universal statements (regions).
+
+For each side (the compiler-IR stream and the accelerator's exact emitted stream) the checker
+
+1. **walks the stream** at the top level (children not run): every command must decode to one
+   top-level instruction (found from the concrete control inputs); commands whose instruction
+   writes only memories (data transfers) are recorded as memory writes; the others are executed
+   symbolically, and at each phase's command the scalar state is the loop's start state. After a
+   phase, every scalar state a child instruction can update is replaced by a fresh symbol (the
+   loop may leave anything there), constrained only by the loop's exit condition (no child
+   instruction fires); a command that is not a phase must not start a loop (checked under those
+   exit conditions);
+2. **checks each lemma** by executing the stream's memory writes up to the lemma's point through
+   the model's own instructions (substitution into their update terms; bytes are terms of the
+   data symbols) and comparing every point of the region (module :mod:`mappings.phases`);
+3. **checks each phase**: the child loop as an array-free transition system (cell morphing: the
+   tracked cells of the written memory, the start array outside the declared write region, the
+   read memories as array variables, every other load an unconstrained value), and the clauses
+   initiation, consecution (per instruction, then per conjunct), mutual exclusion, frame (the loop
+   writes its memory only inside the write region and no other memory but ``also_writes``),
+   exit (invariant and no instruction enabled imply the post-condition, plus ``cell = val`` of the
+   region it establishes), each under the phase's region instances and definitional axioms;
+   invariants the phase does not supply are inferred by Houdini (generic templates of
+   :mod:`verify.templates` and the phase's relational candidates);
+4. **checks the composition**: every region instance a phase uses was established earlier on its
+   side and survives to the array's phase (no phase in between writes the memory inside the
+   region's domain -- a clause -- and no top-level command in between writes the memory at all);
+   the output cells survive to the end of their stream; and the final clause: the rigid
+   precondition and the output phases' post-conditions imply the final comparison.
+
+A failing clause is not a counterexample; like :func:`verify.chc.check_chc`, the checker then
+looks for one by BMC at the proof's ``cex_shapes`` and replays it in the simulators.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ila.errors import D2AError
+from ila.expr import FALSE, TRUE, Expr, implies, land, load, lor
+from ila.ops import Op
+from ila.simplify import Rewriter
+from ila.smt import SmtEncoder, axiom_instances
+from ila.smt import check as smt_check
+from ila.sorts import BOOL, BvSort
+from ila.unroll import symbol
+from ila.verdict import Counterexample, Proved, Status, Unknown
+from ila.walk import toposort
+from mappings.phases import Lemma, Phase, PhaseProof, Region
+
+from .fragments import reset_state
+
+QUERY_TIMEOUT = 60.0          # seconds per clause, unless the caller gives a timeout
+
+
+class PhaseError(D2AError):
+    """A malformed phase proof (a region used before it is established, a loop no phase declares,
+    a stream command that decodes to no instruction); the message names it."""
+
+
+# ----------------------------------------------------------------------------- the loop system
+@dataclass
+class PhaseSystem:
+    """The array-free transition system of one phase's loop (duck-compatible with
+    :class:`verify.cells.LoopSystem` for :mod:`verify.templates`)."""
+    ila: object
+    memory: str
+    addrs: list
+    cells: list
+    states: list
+    fires: list
+    next_by_instr: list
+    enabled: Expr
+    havocs: list = field(default_factory=list)
+    stores: list = field(default_factory=list)        # per instruction: addresses stored to ``memory``
+    forbidden: list = field(default_factory=list)     # per instruction: memories it writes that it must not
+    next: dict = field(default_factory=dict)
+
+    @property
+    def vars(self):
+        return self.states + self.cells
+
+    def consistency(self) -> Expr:
+        return land(*[implies(self.addrs[i].eq(self.addrs[j]), self.cells[i].eq(self.cells[j]))
+                      for i in range(len(self.cells)) for j in range(i + 1, len(self.cells))])
+
+
+class _Morph:
+    """Loads resolved through the tracked cells (written memory), the start array outside the
+    write region, array variables for read memories, fresh values for anything else."""
+
+    def __init__(self, mem: Expr, addrs, cells, start_array, write_region, kept: dict, tag: str):
+        self.mem, self.addrs, self.cells = mem, addrs, cells
+        self.start_array, self.write_region, self.kept, self.tag = start_array, write_region, kept, tag
+        self.memo: dict[int, Expr] = {}
+        self.rw = Rewriter()
+        self.havocs: list[Expr] = []
+
+    def havoc(self, width: int) -> Expr:
+        h = symbol(f"havoc.{self.tag}.{len(self.havocs)}", BvSort(width))
+        self.havocs.append(h)
+        return h
+
+    def load_from(self, m: Expr, a: Expr) -> Expr:
+        b = self.rw.build
+        if m is self.mem:
+            if self.write_region is None:
+                out = self.havoc(m.sort.data_width)
+            else:
+                out = b(Op.ITE, BvSort(m.sort.data_width), (self.rw.one(self.write_region(a)),
+                                                             self.havoc(m.sort.data_width),
+                                                             self.rw.build(Op.LOAD, BvSort(m.sort.data_width),
+                                                                           (self.start_array, a), None)), None)
+            for t, c in reversed(list(zip(self.addrs, self.cells))):
+                if t is a:
+                    out = c
+                    continue
+                same = _addr_eq(self.rw, a, t)
+                if same is not FALSE:
+                    out = b(Op.ITE, c.sort, (same, c, out), None)
+            return out
+        if m.op is Op.STORE:
+            same = _addr_eq(self.rw, a, self.expr(m.args[1]))
+            if same is FALSE:
+                return self.load_from(m.args[0], a)
+            return b(Op.ITE, BvSort(m.sort.data_width), (same, self.expr(m.args[2]), self.load_from(m.args[0], a)), None)
+        if m.op is Op.ITE:
+            return b(Op.ITE, BvSort(m.sort.data_width),
+                     (self.expr(m.args[0]), self.load_from(m.args[1], a), self.load_from(m.args[2], a)), None)
+        if m.op is Op.VAR and m.uid in self.kept:
+            return b(Op.LOAD, BvSort(m.sort.data_width), (self.kept[m.uid], a), None)
+        if m.op is Op.VAR:
+            return self.havoc(m.sort.data_width)
+        raise PhaseError(f"cell morphing: unsupported memory expression {m.short()}")
+
+    def expr(self, e: Expr) -> Expr:
+        for n in toposort([e]):
+            if n.uid in self.memo or n.sort.is_mem:
+                continue
+            if n.op is Op.LOAD:
+                out = self.load_from(n.args[0], self.memo[n.args[1].uid])
+            elif n.args:
+                out = self.rw.build(n.op, n.sort, tuple(self.memo[a.uid] for a in n.args), n.payload)
+            else:
+                out = n
+            self.memo[n.uid] = out
+        return self.memo[e.uid]
+
+
+def _low(e: Expr) -> tuple[Expr, int, int] | None:
+    """``e`` as ``(x, k, c)`` with ``e = x * 2**k + c`` and ``0 <= c < 2**k`` (no carry into bit
+    k), for ``x << k``, ``x << k + c`` (either order) and ``x * 2**k`` forms; else None."""
+    def shifted(t):
+        if t.op is Op.SHL and t.args[1].op is Op.CONST:
+            return t.args[0], t.args[1].payload
+        if t.op is Op.MUL and t.args[1].op is Op.CONST and t.args[1].payload and \
+                t.args[1].payload & (t.args[1].payload - 1) == 0:
+            return t.args[0], t.args[1].payload.bit_length() - 1
+        return None
+    if e.op is Op.ADD:
+        for x, y in ((e.args[0], e.args[1]), (e.args[1], e.args[0])):
+            sh = shifted(x)
+            if sh is not None and y.op is Op.CONST and y.payload < (1 << sh[1]):
+                return sh[0], sh[1], y.payload
+        return None
+    sh = shifted(e)
+    return None if sh is None else (sh[0], sh[1], 0)
+
+
+def _addr_eq(rw: Rewriter, a: Expr, t: Expr) -> Expr:
+    """``a = t``, decided false when both are ``x * 2**k + c`` with distinct constants ``c`` below
+    ``2**k`` (their low k bits differ): an identity of modular arithmetic."""
+    la, lt = _low(a), _low(t)
+    if la is not None and lt is not None and la[1] == lt[1] and la[2] != lt[2]:
+        return FALSE
+    return rw.build(Op.EQ, BOOL, (a, t), None)
+
+
+def _store_addrs(m: Expr, mem: Expr) -> list[Expr]:
+    """The address terms of every store in memory term ``m`` (over ``mem``)."""
+    return [n.args[1] for n in toposort([m]) if n.op is Op.STORE]
+
+
+def phase_system(ila, phase: Phase, start_array: Expr, kept: dict, tag: str) -> PhaseSystem:
+    """The loop system of ``phase`` (``kept``: memory state uid -> array variable)."""
+    mem = ila.state(phase.memory)
+    children = [c for c in ila.walk() if c is not ila]
+    instrs = [i for c in children for i in c.instrs]
+    cells = [symbol(f"cell.{tag}.{k}", BvSort(mem.sort.data_width)) for k in range(len(phase.addrs))]
+    mo = _Morph(mem, list(phase.addrs), cells, start_array, phase.write_region, kept, tag)
+    support, seen = [], set()
+    for i in instrs:
+        for e in [i.host.valid, i.get_decode(), *i.updates.keys(), *i.updates.values()]:
+            for v in toposort([e]):
+                if v.op is Op.VAR and not v.sort.is_mem and v.payload[0] == "state" and v.uid not in seen:
+                    seen.add(v.uid)
+                    support.append(v)
+    allowed = {phase.memory, *phase.also_writes}
+    fires, per, stores, forbidden = [], [], [], []
+    for i in instrs:
+        fire = mo.expr(mo.rw.build(Op.AND, BOOL, (i.host.valid, i.get_decode()), None))
+        upd = {s: (mo.expr(i.get_update(s)) if i.get_update(s) is not None else s) for s in support}
+        new_mem = i.get_update(mem)
+        for t, c in zip(phase.addrs, cells):
+            upd[c] = mo.load_from(new_mem, t) if new_mem is not None else c
+        st = [mo.expr(a) for a in _store_addrs(new_mem, mem)] if new_mem is not None else []
+        bad = [s.name for s, u in i.updates.items() if s.sort.is_mem and s.name not in allowed and u is not s]
+        fires.append((i.name, fire))
+        per.append(upd)
+        stores.append(st)
+        forbidden.append(bad)
+    nxt = {v: v for v in support + cells}
+    for (_, fire), upd in reversed(list(zip(fires, per))):
+        for v in nxt:
+            nxt[v] = mo.rw.build(Op.ITE, v.sort, (fire, upd[v], nxt[v]), None)
+    enabled = mo.rw.one(lor(*[f for _, f in fires])) if fires else FALSE
+    return PhaseSystem(ila, phase.memory, list(phase.addrs), cells, support, fires, per, enabled, mo.havocs,
+                       stores, forbidden, nxt)
+
+
+# ----------------------------------------------------------------------------- solving
+@dataclass
+class Row:
+    name: str
+    status: Status
+    seconds: float
+    note: str = ""
+
+
+def _valid(formula: Expr, *, solver: str, timeout: float | None, inline_ufs: bool = False,
+           abstract: bool = True) -> tuple[Status, float, str]:
+    """Validity of ``formula`` (its negation unsat). With ``abstract``, every product of two
+    extended narrower values (a data product such as ``sext(a8) * sext(w8)``) is replaced by an
+    uninterpreted function of the two narrow values, with the instances ``a = 0 -> f(a, b) = 0``
+    and ``b = 0 -> f(a, b) = 0``: an abstraction, so a formula valid for every interpretation is
+    valid for the real product (a formula that needs more of multiplication is reported unknown
+    or failing, never proved wrongly)."""
+    goal = Rewriter().one(~formula)
+    if goal is FALSE:
+        return Status.HOLDS, 0.0, ""
+    extra = []
+    if abstract:
+        goal, extra = _abstract_products(goal)
+    axioms = axiom_instances([goal], inline_ufs=inline_ufs)
+    enc = SmtEncoder(inline_ufs=inline_ufs)
+    res = smt_check(enc, enc.encode_all([goal] + axioms + extra), solver=solver, timeout=timeout)
+    return Status.of_negation(res.status), res.seconds, res.reason
+
+
+_PRODUCTS: dict = {}
+
+
+def _product_fn(wa: int, wb: int, w: int, kind: str):
+    from ila.expr import FuncRef
+    key = (wa, wb, w, kind)
+    f = _PRODUCTS.get(key)
+    if f is None:
+        f = _PRODUCTS[key] = FuncRef(f"product_{kind}{wa}x{wb}_{w}", BvSort(w), [BvSort(wa), BvSort(wb)])
+    return f
+
+
+def _abstract_products(goal: Expr) -> tuple[Expr, list[Expr]]:
+    """``goal`` with every product of two non-constant terms replaced by one uninterpreted
+    function per width (so equal products stay equal), with the instances ``a = 0 -> f(a, b) = 0``
+    and ``b = 0 -> f(a, b) = 0`` (see :func:`_valid`)."""
+    from ila.simplify import replace_nodes
+    reps, extra = {}, []
+    memo: dict[int, Expr] = {}
+    rw = Rewriter()
+    for n in toposort([goal]):
+        if n.args:
+            args = tuple(memo[a.uid] for a in n.args)
+            if n.op is Op.MUL and all(a.op is not Op.CONST for a in args):
+                a, b = args
+                app = _product_fn(a.sort.width, b.sort.width, n.sort.width, "")(a, b)
+                extra += [implies(a.eq(0), app.eq(0)), implies(b.eq(0), app.eq(0))]
+                memo[n.uid] = app
+            else:
+                memo[n.uid] = rw.build(n.op, n.sort, args, n.payload)
+        else:
+            memo[n.uid] = n
+    out = memo[goal.uid]
+    return out, extra
+
+
+def _has(e: Expr, ops) -> bool:
+    return any(n.op in ops for n in toposort([e]))
+
+
+def resolve_loads(formula: Expr, facts: list, *, solver: str = "z3", rounds: int = 8, reps: dict | None = None) -> Expr:
+    """``formula`` (an implication ``H -> G``) with reads of fact arrays replaced by the facts'
+    values (:func:`resolution`; ``reps``: a replacement map computed before, on a formula with the
+    same hypotheses). Equivalent under ``H``, which implies the facts, so the result is valid iff
+    the formula is; the facts themselves stay hypotheses."""
+    from ila.simplify import replace_nodes
+    if not facts:
+        return formula
+    if reps is None:
+        reps = resolution(formula, facts, solver=solver, rounds=rounds)
+    for _ in range(rounds):
+        new = replace_nodes([formula], reps)[0] if reps else formula
+        if new is formula:
+            break
+        formula = new
+    left = {n.args[0].uid for n in toposort([formula]) if n.op is Op.LOAD}
+    # the facts stay hypotheses where reads of their arrays are left (the others are used up)
+    return implies(land(*[implies(d, load(a, b).eq(v)) for a, b, d, v in facts if a.uid in left]), formula)
+
+
+class _Reps(dict):
+    """A replacement map keyed by node uid, holding the nodes themselves (expressions are
+    hash-consed weakly: a node no one holds may be rebuilt later with a new uid)."""
+
+    def __init__(self):
+        super().__init__()
+        self.nodes: list = []
+
+
+def resolution(formula: Expr, facts: list, *, solver: str = "z3", rounds: int = 8) -> dict:
+    """The replacement map (load node uid -> value) of :func:`resolve_loads`: a read
+    ``load(A, a)`` becomes ``v`` for a fact ``dom -> load(A, b) = v`` (one of ``facts``: (A, b,
+    dom, v)) when the arithmetic part of ``H`` (its conjuncts without memory reads, cells or
+    uninterpreted functions) implies ``a = b`` and ``dom``. Reads whose address reads memory are
+    resolved after it (innermost first); a model of the context pairs reads with facts
+    numerically, and one incremental solver confirms each pair."""
+    from ila.expr import bool_const, bv_const
+    from ila.simplify import replace_nodes
+    from .refine import split_implication
+    by_array: dict[int, list] = {}
+    for a, b, d, v in facts:
+        by_array.setdefault(a.uid, []).append((b, d, v))
+    hyps, _ = split_implication(formula)
+    ctx = [h for h in hyps if not _has(h, (Op.LOAD, Op.APPLY)) and
+           not any(n.op is Op.VAR and (n.name.startswith("cell.") or n.name.startswith("havoc.")) for n in toposort([h]))]
+    ctx_f = land(*ctx)
+    vals = _model(ctx_f, solver)
+    if vals is None:
+        return {}
+    env = dict(vals)
+    for v in toposort([formula] + [x for f in facts for x in f[1:]]):
+        if v.op is Op.VAR and v not in env and not v.sort.is_mem:
+            env[v] = bool_const(False) if v.sort.is_bool else bv_const(0, v.sort.width)
+    ev = Rewriter(env)
+
+    def num(e):
+        r = ev.one(e)
+        return r.payload if r.op is Op.CONST else None
+    enc = SmtEncoder()
+    from pysmt.logics import QF_BV
+    out = _Reps()
+    with enc.env.factory.Solver(name=solver, logic=QF_BV, solver_options={"timeout": 5000} if solver == "z3" else {}) as s:
+        s.add_assertion(enc.encode(ctx_f))
+        cache: dict = {}
+
+        def implied(goal):
+            if goal.uid not in cache:
+                s.push()
+                s.add_assertion(enc.encode(~goal))
+                try:
+                    cache[goal.uid] = not s.solve()
+                except Exception:          # unknown: not confirmed
+                    cache[goal.uid] = False
+                s.pop()
+            return cache[goal.uid]
+        cur = formula
+        for _ in range(rounds):
+            reps = {}
+            for n in toposort([cur]):
+                if n.op is not Op.LOAD or n.args[0].uid not in by_array or _has(n.args[1], (Op.LOAD, Op.APPLY)):
+                    continue
+                addr = n.args[1]
+                x = num(addr)
+                if x is None:
+                    continue
+                for b, d, v in by_array[n.args[0].uid]:
+                    if _has(b, (Op.LOAD, Op.APPLY)) or num(b) != x:
+                        continue
+                    if implied(land(addr.eq(b), d)):
+                        reps[n.uid] = v
+                        out.nodes.append(n)          # keep the node alive: its uid names it
+                        break
+            if not reps:
+                break
+            out.update(reps)
+            cur = replace_nodes([cur], reps)[0]
+    return out
+
+
+def _model(ctx: Expr, solver: str) -> dict | None:
+    """One assignment of the variables of ``ctx`` satisfying it (unmentioned ones 0), or None."""
+    from ila.expr import bool_const, bv_const
+    vs = [n for n in toposort([ctx]) if n.op is Op.VAR and not n.sort.is_mem]
+    enc = SmtEncoder()
+    want = [enc.encode(v) for v in vs]
+    res = smt_check(enc, enc.encode_all([ctx]), solver=solver, timeout=5.0, want=want)
+    if res.status != "sat":
+        return None
+    out = {}
+    for v, w in zip(vs, want):
+        val = res.values.get(w, 0)
+        out[v] = bool_const(bool(val)) if v.sort.is_bool else bv_const(int(val), v.sort.width)
+    return out
+
+
+def _pins(inv: Expr, sysm) -> dict:
+    """Loop variables the invariant pins to a value free of loop variables (``v = e`` conjuncts
+    of variables no instruction updates): substituted in the clauses (an equivalence under the
+    invariant), which folds configuration arithmetic."""
+    loop = {v.uid for v in sysm.vars}
+    pins = {}
+    for c in _conjuncts(inv):
+        if c.op is Op.EQ and c.args[0].op is Op.VAR and c.args[0].uid in loop and c.args[0] not in pins:
+            if not any(n.op is Op.VAR and n.uid in loop for n in toposort([c.args[1]])):
+                if all(nx.get(c.args[0], c.args[0]) is c.args[0] for nx in sysm.next_by_instr):
+                    pins[c.args[0]] = c.args[1]
+    return pins
+
+
+def _emit(directory: str, name: str, formula: Expr, inline_ufs: bool) -> None:
+    """Write the SMT-LIB2 problem of a clause's negation (abstracted as :func:`_valid` does)."""
+    import os
+    from ila.smt import to_smtlib2
+    os.makedirs(directory, exist_ok=True)
+    goal, extra = _abstract_products(Rewriter().one(~formula))
+    enc = SmtEncoder(inline_ufs=inline_ufs)
+    fs = enc.encode_all([goal] + axiom_instances([goal], inline_ufs=inline_ufs) + extra)
+    safe = "".join(ch if ch.isalnum() else "_" for ch in name)[:120]
+    with open(os.path.join(directory, f"{safe}.smt2"), "w") as fh:
+        fh.write(to_smtlib2(enc, fs))
+
+
+def _conjuncts(e: Expr) -> list[Expr]:
+    if e.op is Op.AND:
+        out = []
+        for a in e.args:
+            out += _conjuncts(a)
+        return out
+    return [e]
+
+
+# ----------------------------------------------------------------------------- the stream walk
+class _View:
+    """What a phase's callables see (``P``)."""
+
+    def __init__(self, checker: "_Checker", side: str, phase: Phase, sys: PhaseSystem | None, start: dict):
+        self.checker, self.side_name, self.phase, self.sys, self.start = checker, side, phase, sys, start
+
+    def state(self, name: str) -> Expr:
+        return self.checker.sides[self.side_name].ila.state(name)
+
+    def array(self, memory: str, phase: str | None = None) -> Expr:
+        return self.checker.array(self.side_name, phase or self.phase.name, memory)
+
+    @property
+    def cells(self):
+        return self.sys.cells
+
+
+class _Final:
+    def __init__(self, cells: dict):
+        self._cells = cells
+
+    def cell(self, phase: str, k: int = 0) -> Expr:
+        return self._cells[phase][k]
+
+
+def _key_states(ila) -> list:
+    """States the top-level valid and decodes read."""
+    names = set()
+    for e in [ila.valid] + [i.get_decode() for i in ila.instrs]:
+        names |= {v.name for v in toposort([e]) if v.op is Op.VAR and v.payload[0] == "state"}
+    return sorted(names)
+
+
+def _key_inputs(ila) -> list:
+    """Inputs the top-level valid and decodes read (the control inputs)."""
+    names = set()
+    for e in [ila.valid] + [i.get_decode() for i in ila.instrs]:
+        names |= {v.name for v in toposort([e]) if v.op is Op.VAR and v.payload[0] == "input"}
+    return sorted(names)
+
+
+class _Walk:
+    """The top-level walk of one side's stream (module docstring, step 1)."""
+
+    def __init__(self, side, phases: list[Phase], solver: str, timeout: float | None):
+        self.side, self.ila = side, side.ila
+        ila = self.ila
+        self.keys = _key_inputs(ila)
+        self.key_states = _key_states(ila)
+        self.fired: list = []
+        cache: dict = {}
+        by_cmd = {p.command: p for p in phases}
+        if len(by_cmd) != len(phases):
+            raise PhaseError(f"{side.name}: two phases start at the same command")
+        child_written = sorted({s.name for c in ila.walk() if c is not ila for i in c.instrs for s in i.updates
+                                if not s.sort.is_mem})
+        self.mem_writes: dict[str, list[int]] = {}
+        self.starts: dict[str, dict] = {}
+        self.rows: list[Row] = []
+        state = {v.name: symbol(f"{side.name}.init.{v.name}", v.sort) for v in ila.all_states()}
+        for k, v in reset_state(ila).items():
+            state[k] = _const(v, ila.state(k).sort)
+        for k, v in side.init.items():
+            if not ila.state(k).sort.is_mem:
+                state[k] = _const(v, ila.state(k).sort)
+        exits: list[Expr] = []
+        loop_ended = False
+        for n, cmd in enumerate(side.commands):
+            key = tuple(cmd.get(k, 0) for k in self.keys) + tuple(state[k] for k in self.key_states)
+            if any(isinstance(v, Expr) and not v.is_const for v in key[:len(self.keys)]) or \
+                    any(not v.is_const for v in key[len(self.keys):]):
+                key = None
+            else:
+                key = tuple(v.payload if isinstance(v, Expr) else v for v in key)
+            ins = cache.get(key) if key is not None else None
+            if ins is None:
+                ins = self._decode(cmd, n, state)
+                if key is not None:
+                    cache[key] = ins
+            self.fired.append(ins)
+            for s, u in ins.updates.items():
+                if s.sort.is_mem and u is not s:
+                    self.mem_writes.setdefault(s.name, []).append(n)
+            scalar = any(not s.sort.is_mem for s in ins.updates)
+            if n in by_cmd:
+                state = self._step(ins, cmd, state, n)
+                p = by_cmd[n]
+                self.starts[p.name] = dict(state)
+                fresh = {name: symbol(f"{side.name}.after.{p.name}.{name}", ila.state(name).sort) for name in child_written}
+                exits.append(~Rewriter({ila.state(k): v for k, v in {**state, **fresh}.items()}).one(self._enabled()))
+                state = {**state, **fresh}
+                loop_ended = True
+            elif scalar:
+                state = self._step(ins, cmd, state, n)
+                en = Rewriter({ila.state(k): v for k, v in state.items()}).one(self._enabled())
+                if en is not FALSE:
+                    if not loop_ended:
+                        raise PhaseError(f"{side.name}: command {n} ({ins.name}) starts a child loop that no phase "
+                                         f"declares")
+                    st, secs, why = _valid(implies(land(*exits), ~en), solver=solver, timeout=timeout)
+                    self.rows.append(Row(f"{side.name} stream: command {n} ({ins.name}) starts no loop", st, secs, why))
+        missing = [p.name for p in phases if p.name not in self.starts]
+        if missing:
+            raise PhaseError(f"{side.name}: phases {missing} name commands beyond the stream")
+
+    def _inputs(self, cmd: dict) -> dict:
+        from ila.unroll import _inputs_for
+        ila = self.ila
+        return _inputs_for(ila, {**{v.name: 0 for v in ila.all_inputs()}, **cmd}, 0, "walk.")
+
+    def _step(self, ins, cmd: dict, state: dict, n: int) -> dict:
+        """One top-level instruction (children not run): the model's updates, substituted."""
+        from ila.unroll import _env
+        ila = self.ila
+        rw = Rewriter(_env(ila, state, self._inputs(cmd)))
+        new = dict(state)
+        names = [s.name for s in ins.updates]
+        new.update(zip(names, rw(list(ins.updates.values()))))
+        return new
+
+    def _enabled(self) -> Expr:
+        ila = self.ila
+        return lor(*[land(i.host.valid, i.get_decode()) for c in ila.walk() if c is not ila for i in c.instrs])
+
+    def _decode(self, cmd: dict, n: int, state: dict):
+        from ila.unroll import _env
+        ila = self.ila
+        rw = Rewriter(_env(ila, state, self._inputs(cmd)))
+        if rw.one(ila.valid) is not TRUE:
+            raise PhaseError(f"{self.side.name}: command {n} is not valid for {ila.name}: {cmd}")
+        fired = []
+        for i in ila.instrs:
+            d = rw.one(i.get_decode())
+            if d is TRUE:
+                fired.append(i)
+            elif d is not FALSE:
+                raise PhaseError(f"{self.side.name}: the decode of {i.name} at command {n} depends on symbolic "
+                                 f"data or state: {d.short()[:200]}")
+        if len(fired) != 1:
+            raise PhaseError(f"{self.side.name}: command {n} fires {len(fired)} top-level instructions")
+        return fired[0]
+
+
+# ----------------------------------------------------------------------------- lemmas
+class _Images:
+    """The memories written by a side's commands, as {address: term} per memory, built by
+    substituting each command into its instruction's update terms (loads from a memory read its
+    image; the scalar states are the walk's, which data transfers do not change)."""
+
+    def __init__(self, walk: _Walk):
+        self.walk = walk
+        self.images: dict[str, dict] = {}
+        self.upto = 0
+        self._plans: dict[int, list] = {}
+
+    def _plan(self, ins):
+        plan = self._plans.get(id(ins))
+        if plan is None:
+            plan = []
+            for s, u in ins.updates.items():
+                if not s.sort.is_mem or u is s:
+                    continue
+                chain, m = [], u
+                while m.op is Op.STORE:
+                    chain.append((m.args[1], m.args[2]))
+                    m = m.args[0]
+                if m is not s:
+                    raise PhaseError(f"the update of {s.name} by {ins.name} is not a chain of stores on it")
+                plan.append((s, list(reversed(chain))))
+            self._plans[id(ins)] = plan
+        return plan
+
+    def run(self, upto: int) -> None:
+        walk = self.walk
+        ila = walk.ila
+        inputs = {v.name: v for v in ila.all_inputs()}
+        for n in range(self.upto, upto):
+            ins, cmd = walk.fired[n], walk.side.commands[n]
+            plan = self._plan(ins)
+            if not plan:
+                continue
+            if any(not s.sort.is_mem for s in ins.updates):
+                raise PhaseError(f"{walk.side.name}: command {n} ({ins.name}) writes memory and state; lemmas take "
+                                 "pure data transfers only")
+            env = {}
+            for name, v in inputs.items():
+                val = cmd.get(name, 0)
+                env[v] = val if isinstance(val, Expr) else _const(val, v.sort)
+            ev = _Eval(env, self.images, ila)
+            for s, chain in plan:
+                img = self.images.setdefault(s.name, {})
+                for a, d in chain:
+                    addr = ev(a)
+                    if addr.op is not Op.CONST:
+                        raise PhaseError(f"{walk.side.name}: command {n} writes {s.name} at a symbolic address")
+                    img[addr.payload] = ev(d)
+        self.upto = max(self.upto, upto)
+
+
+def _const(val, sort):
+    from ila.expr import bool_const, bv_const
+    if sort.is_bool:
+        return bool_const(bool(val))
+    return bv_const(int(val) & ((1 << sort.width) - 1), sort.width)
+
+
+class _Eval:
+    """Evaluate an update term of one command: inputs from ``env``, loads from the images (a
+    state read is refused: data transfers read no scalar state here)."""
+
+    def __init__(self, env: dict, images: dict, ila):
+        self.env, self.images, self.ila = env, images, ila
+        self.rw = Rewriter()
+        self.memo: dict[int, Expr] = {}
+
+    def __call__(self, e: Expr) -> Expr:
+        memo = self.memo
+        for n in toposort([e]):
+            if n.uid in memo or n.sort.is_mem:
+                continue
+            if n.op is Op.VAR:
+                if n not in self.env:
+                    raise PhaseError(f"a data transfer reads state {n.name}")
+                memo[n.uid] = self.env[n]
+            elif n.op is Op.LOAD:
+                addr = memo[n.args[1].uid]
+                if n.args[0].op is not Op.VAR or addr.op is not Op.CONST:
+                    raise PhaseError("a data transfer loads through a computed memory or a symbolic address")
+                v = self.images.get(n.args[0].name, {}).get(addr.payload)
+                if v is None:
+                    raise PhaseError(f"a data transfer reads unwritten {n.args[0].name}[{addr.payload:#x}]")
+                memo[n.uid] = v
+            elif n.op is Op.EXTRACT:
+                memo[n.uid] = bits(memo[n.args[0].uid], n.payload[0], n.payload[1], self.rw)
+            elif n.args:
+                memo[n.uid] = self.rw.build(n.op, n.sort, tuple(memo[a.uid] for a in n.args), n.payload)
+            else:
+                memo[n.uid] = n
+        return memo[e.uid]
+
+
+def bits(e: Expr, hi: int, lo: int, rw: Rewriter | None = None) -> Expr:
+    """``extract(e, hi, lo)`` simplified through logical right shifts by constants and
+    concatenations (identities of bit-vector arithmetic), e.g. a byte of an 8-byte word built by
+    concatenating bytes is that byte."""
+    rw = rw or Rewriter()
+    while True:
+        if lo == 0 and hi == e.sort.width - 1:
+            return e
+        if e.op is Op.LSHR and e.args[1].op is Op.CONST and hi + e.args[1].payload < e.sort.width:
+            c = e.args[1].payload
+            e, hi, lo = e.args[0], hi + c, lo + c
+            continue
+        if e.op is Op.CONCAT:
+            a, b = e.args
+            wb = b.sort.width
+            if lo >= wb:
+                e, hi, lo = a, hi - wb, lo - wb
+                continue
+            if hi < wb:
+                e = b
+                continue
+        if e.op is Op.EXTRACT:
+            e, hi, lo = e.args[0], hi + e.payload[1], lo + e.payload[1]
+            continue
+        return rw.build(Op.EXTRACT, BvSort(hi - lo + 1), (e,), (hi, lo))
+
+
+def check_lemma(lem: Lemma, images: _Images, ila, limit: int = 3) -> list[str]:
+    """The violations of ``lem`` (empty: it holds at every point of its box)."""
+    import itertools
+    from ila.expr import bv_const
+    images.run(lem.at)
+    img = images.images.get(lem.region.memory, {})
+    r = lem.region
+    dw = ila.state(r.memory).sort.data_width
+    data = {a.uid: list(v) for a, v in lem.data.items()}
+    bad = []
+    rw_cache = Rewriter()
+
+    def subst(e: Expr) -> Expr:
+        memo = {}
+        for n in toposort([e]):
+            if n.op is Op.LOAD and n.args[0].uid in data and memo[n.args[1].uid].op is Op.CONST \
+                    and memo[n.args[1].uid].payload < len(data[n.args[0].uid]):
+                memo[n.uid] = data[n.args[0].uid][memo[n.args[1].uid].payload]
+            elif n.args:
+                memo[n.uid] = rw_cache.build(n.op, n.sort, tuple(memo[a.uid] for a in n.args), n.payload)
+            else:
+                memo[n.uid] = env.get(n.uid, n)
+        return memo[e.uid]
+    for point in itertools.product(*lem.box):
+        env = {p.uid: bv_const(int(v), p.sort.width) for p, v in zip(r.params, point)}
+        d = subst(r.dom)
+        if d is FALSE:
+            continue
+        if d is not TRUE:
+            bad.append(f"{lem.name}: the domain at {point} is not decided: {d.short()}")
+            break
+        a = subst(r.addr)
+        want = subst(r.val)
+        if a.op is not Op.CONST:
+            bad.append(f"{lem.name}: address at {point} is not a constant")
+            break
+        got = img.get(a.payload)
+        if got is None:
+            got = bv_const(lem.unwritten, dw) if lem.unwritten is not None else None
+        if got is not want:
+            bad.append(f"{lem.name}: {r.memory}[{a.payload:#x}] (point {point}) holds "
+                       f"{got.short() if got is not None else 'the unknown initial value'}, declared {want.short()}")
+            if len(bad) >= limit:
+                break
+    return bad
+
+
+# ----------------------------------------------------------------------------- the checker
+class _Checker:
+    def __init__(self, proof: PhaseProof, *, solver: str, timeout: float | None, inline_ufs: bool):
+        self.proof, self.solver, self.timeout, self.inline_ufs = proof, solver, timeout, inline_ufs
+        self.sides = proof.sides
+        self._arrays: dict = {}
+        self.array_of: dict[int, tuple] = {}
+        self.rows: list[Row] = []
+        self.notes: list[str] = []
+        self.phases = {(p.side, p.name): p for p in proof.phases}
+        self.walks: dict[str, _Walk] = {}
+        self.resolved: list = []          # the current phase's fact instances (array, addr, dom, val)
+        import os
+        self.emit_dir = os.environ.get("D2A_PHASES_EMIT")      # SMT-LIB of every clause not shown valid
+
+    def array(self, side: str, phase: str, memory: str) -> Expr:
+        from mappings.phases import array
+        key = (side, phase, memory)
+        a = self._arrays.get(key)
+        if a is None:
+            a = self._arrays[key] = array(side, phase, memory, self.sides[side].ila.state(memory).sort)
+            self.array_of[a.uid] = key
+        return a
+
+    def key_of(self, a: Expr):
+        """(side, phase, memory) of an array variable named by :func:`mappings.phases.array`."""
+        key = self.array_of.get(a.uid)
+        if key is None and a.op is Op.VAR and "@" in a.name:
+            side, rest = a.name.split("@", 1)
+            phase, memory = rest.split(".", 1)
+            if side in self.sides and (side, phase) in self.phases and self.array(side, phase, memory) is a:
+                key = (side, phase, memory)
+        return key
+
+    def valid(self, name: str, formula: Expr, facts: list | None = None, reps: dict | None = None) -> Status:
+        t0 = time.perf_counter()
+        if facts:
+            formula = resolve_loads(formula, facts, solver=self.solver, reps=reps)
+        st, secs, why = _valid(formula, solver=self.solver, timeout=self.timeout or QUERY_TIMEOUT,
+                               inline_ufs=self.inline_ufs)
+        self.rows.append(Row(name, st, time.perf_counter() - t0, why))
+        if self.emit_dir and st is not Status.HOLDS:
+            _emit(self.emit_dir, name, formula, self.inline_ufs)
+        return st
+
+    # -- composition ------------------------------------------------------------------
+    def _point(self, r: Region) -> float:
+        """Where a region holds from: after the loop of its phase (command + 0.5), before a lemma's command."""
+        for p in self.proof.phases:
+            if p.name == r.by and p.side == r.side:
+                return p.command + 0.5
+        for lem in self.proof.lemmas:
+            if lem.name == r.by and lem.side == r.side:
+                return lem.at - 0.5
+        raise PhaseError(f"region {r.name} is established by {r.by!r}, which is no phase or lemma of side {r.side}")
+
+    def survives(self, r: Region, side: str, until: float, why: str) -> bool:
+        """Region ``r`` still holds at stream position ``until`` (clauses for phases writing its
+        memory in between; top-level writes in between refute it)."""
+        if r.side != side:
+            raise PhaseError(f"{why}: region {r.name} is about side {r.side}, used on {side}")
+        start = self._point(r)
+        if start > until:
+            raise PhaseError(f"{why}: region {r.name} is used before {r.by} establishes it")
+        walk = self.walks[side]
+        tops = [c for c in walk.mem_writes.get(r.memory, []) if start < c < until]
+        if tops:
+            self.rows.append(Row(f"{why}: {r.name} survives", Status.FAILS, 0.0,
+                                 f"command {tops[0]} writes {r.memory} after {r.by}"))
+            return False
+        ok = True
+        for p in self.proof.phases:
+            if p.side != side or not (start < p.command + 0.5 < until):
+                continue
+            if r.memory in p.also_writes:
+                self.rows.append(Row(f"{why}: {r.name} survives {p.name}", Status.FAILS, 0.0,
+                                     f"{p.name} may write {r.memory} anywhere"))
+                ok = False
+            elif r.memory == p.memory:
+                if p.write_region is None:
+                    st = Status.FAILS
+                    self.rows.append(Row(f"{why}: {r.name} survives {p.name}", st, 0.0, f"{p.name} may write anywhere"))
+                else:
+                    st = self.valid(f"{why}: {r.name} survives {p.name}",
+                                    implies(land(self.proof.pre, r.dom), ~p.write_region(r.addr)))
+                ok = ok and st is Status.HOLDS
+        return ok
+
+    def instances(self, side: str, phase: Phase, facts: list) -> list[Expr]:
+        """Region instances as Bool terms, after checking that each region holds of its array."""
+        out = []
+        checked = set()
+        for region, array, q in facts:
+            key = self.key_of(array)
+            if key is None or key[0] != side or key[2] != region.memory:
+                raise PhaseError(f"{phase.name}: an instance of {region.name} on an array that is not "
+                                 f"{side}'s {region.memory}")
+            arr_phase = self.phases[(side, key[1])]
+            if (region.name, key) not in checked:
+                checked.add((region.name, key))
+                if not self.survives(region, side, arr_phase.command + 0.25, f"{phase.name} uses"):
+                    raise _Refuted(f"{region.name} does not hold where {phase.name} uses it")
+            sub = Rewriter(dict(zip(region.params, q)))
+            self.resolved.append((array, sub.one(region.addr), sub.one(region.dom), sub.one(region.val)))
+            out.append(implies(sub.one(region.dom), load(array, sub.one(region.addr)).eq(sub.one(region.val))))
+        return out
+
+    # -- one phase --------------------------------------------------------------------------
+    def phase(self, phase: Phase) -> tuple[Status, list, Expr]:
+        """Check one phase; returns (status, its final tracked cells, its post-condition over them)."""
+        if phase.split is None:
+            st, sysm, _, post = self._phase(phase, "")
+            return st, sysm.cells, post
+        if phase.establishes is not None:
+            raise PhaseError(f"{phase.name}: a phase that establishes a region cannot be split")
+        import dataclasses
+        from ila.expr import bv_const
+        param, values = phase.split
+        values = list(values)
+        worst = self.valid(f"{phase.side}.{phase.name}: the cases cover the tracked cells",
+                           implies(land(self.proof.pre, phase.pre), lor(*[param.eq(v) for v in values])))
+        mem = self.sides[phase.side].ila.state(phase.memory)
+        outs = [symbol(f"out.{phase.side}.{phase.name}.{k}", BvSort(mem.sort.data_width)) for k in range(len(phase.addrs))]
+        posts = []
+        for v in values:
+            sub = Rewriter({param: bv_const(int(v), param.sort.width)})
+
+            def one(f, sub=sub):
+                return None if f is None else (lambda P: None if (r := f(P)) is None else sub.one(r))
+
+            def many(f, sub=sub):
+                return None if f is None else (lambda P: [sub.one(e) for e in f(P)])
+
+            def facts(P, sub=sub):
+                return [(r, a, tuple(sub.one(x) for x in q)) for r, a, q in phase.facts(P)]
+            case = dataclasses.replace(phase, addrs=[sub.one(a) for a in phase.addrs], pre=sub.one(phase.pre),
+                                       facts=facts, axioms=many(phase.axioms), invariant=one(phase.invariant),
+                                       candidates=many(phase.candidates), post=one(phase.post), split=None)
+            st, sysm, _, post = self._phase(case, f"[{param.name}={v}]")
+            worst = worst.worst(st)
+            posts.append(implies(param.eq(v), Rewriter(dict(zip(sysm.cells, outs))).one(post)))
+        return worst, outs, land(*posts)
+
+    def _phase(self, phase: Phase, case: str) -> tuple[Status, PhaseSystem, dict, Expr]:
+        side = self.sides[phase.side]
+        ila = side.ila
+        start_state = self.walks[phase.side].starts[phase.name]
+        kept = {ila.state(m).uid: self.array(phase.side, phase.name, m) for m in phase.reads}
+        for m in phase.reads:
+            if m == phase.memory or m in phase.also_writes:
+                raise PhaseError(f"{phase.name}: {m} is read as an unchanging array and written")
+        m0 = self.array(phase.side, phase.name, phase.memory)
+        sysm = phase_system(ila, phase, m0, kept, f"{phase.side}.{phase.name}{case}")
+        start = {v: start_state[v.name] for v in sysm.states}
+        full = {ila.state(k): v for k, v in start_state.items() if not ila.state(k).sort.is_mem}
+        start.update({c: load(m0, a) for c, a in zip(sysm.cells, phase.addrs)})
+        P = _View(self, phase.side, phase, sysm, start)
+        self.resolved = []
+        facts = self.instances(phase.side, phase, phase.facts(P))
+        fx = list(self.resolved)
+        axioms = list(phase.axioms(P))
+        hyp = land(self.proof.pre, phase.pre, *facts, *axioms)
+        post = phase.post(P)
+        conj = [] if post is None else [post]
+        if phase.establishes is not None:
+            r = phase.establishes
+            if tuple(r.params) != tuple(phase.params) or r.dom is not phase.pre or r.addr is not phase.addrs[0] \
+                    or r.memory != phase.memory or r.by != phase.name or r.side != phase.side:
+                raise PhaseError(f"{phase.name}: the region it establishes must be over its own params, pre, first "
+                                 f"tracked address and memory")
+            conj.append(sysm.cells[0].eq(r.val))
+        post_all = land(*conj)
+        inv_f = phase.invariant
+        inferred = ""
+        if inv_f is None:
+            kept_c, inferred = self._houdini(phase, P, sysm, {**full, **start}, hyp)
+            inv = land(sysm.consistency(), *kept_c)
+        else:
+            inv = land(sysm.consistency(), inv_f(P))
+        name = f"{phase.side}.{phase.name}{case}"
+        worst = Status.HOLDS
+        at_start = Rewriter({**full, **start})
+        fx0 = [tuple(at_start.one(e) for e in f) for f in fx]
+        worst = worst.worst(self.valid(f"{name}: initiation", implies(at_start.one(hyp), at_start.one(inv)), fx0))
+        pins = _pins(inv, sysm)
+        pin = Rewriter(pins)
+        pin_eqs = land(*[v.eq(e) for v, e in pins.items()])
+
+        def pinned(f):
+            return implies(pin_eqs, pin.one(f))
+        live = []
+        for k, (_, f) in enumerate(sysm.fires):
+            if Rewriter().one(pin.one(land(inv, f))) is FALSE:
+                continue
+            st0, _, _ = _valid(pinned(implies(inv, ~f)), solver=self.solver, timeout=5.0, abstract=False)
+            if st0 is not Status.HOLDS:          # the instruction may fire under the invariant
+                live.append((k, f))
+        forbidden = [f for k, f in live if sysm.forbidden[k]]
+        if forbidden:
+            names = sorted({m for k, _ in live for m in sysm.forbidden[k]})
+            worst = worst.worst(self.valid(f"{name}: no instruction writing {', '.join(names)} fires",
+                                           pinned(implies(land(hyp, inv), ~lor(*forbidden)))))
+        pairs = [implies(land(fi, fj), FALSE) for a, (ki, fi) in enumerate(live) for kj, fj in live[a + 1:]]
+        if pairs:
+            st0, secs0, _ = _valid(pinned(implies(inv, land(*pairs))), solver=self.solver, timeout=self.timeout or 20.0)
+            if st0 is Status.HOLDS:
+                self.rows.append(Row(f"{name}: the instructions exclude each other", st0, secs0))
+            else:
+                worst = worst.worst(self.valid(f"{name}: the instructions exclude each other",
+                                               pinned(implies(land(hyp, inv), land(*pairs)))))
+        for k, _ in live:
+            (iname, fire), nxt, st = sysm.fires[k], sysm.next_by_instr[k], sysm.stores[k]
+            if sysm.forbidden[k]:
+                continue
+            base = land(hyp, inv, fire)
+            if st and phase.write_region is not None:
+                worst = worst.worst(self.valid(f"{name}: {iname} writes {phase.memory} inside its region",
+                                               pinned(implies(base, land(*[phase.write_region(a) for a in st])))))
+            rw = Rewriter(nxt)
+            fxp = [tuple(pin.one(e) for e in f) for f in fx]
+            whole = pinned(implies(base, rw.one(inv)))
+            t1 = time.perf_counter()
+            reps = resolution(whole, fxp, solver=self.solver)
+            stt, secs, why = _valid(resolve_loads(whole, fxp, reps=reps), solver=self.solver,
+                                    timeout=min(self.timeout or 20.0, 20.0), inline_ufs=self.inline_ufs)
+            if stt is Status.HOLDS:
+                self.rows.append(Row(f"{name}: consecution [{iname}]", stt, time.perf_counter() - t1))
+                continue
+            for j, c in enumerate(_conjuncts(inv)):
+                worst = worst.worst(self.valid(f"{name}: consecution [{iname}] #{j}", pinned(implies(base, rw.one(c))),
+                                               fxp, reps))
+        worst = worst.worst(self.valid(f"{name}: exit", pinned(implies(land(hyp, inv, ~sysm.enabled), post_all)),
+                                       [tuple(pin.one(e) for e in f) for f in fx]))
+        if inferred:
+            self.notes.append(inferred)
+        loopvars = {v.uid for v in sysm.states}
+        if any(n.op is Op.VAR and n.uid in loopvars for n in toposort([post_all])):
+            raise PhaseError(f"{phase.name}: the post-condition reads loop state; it may read the cells and parameters only")
+        return worst, sysm, start, post_all
+
+    def _houdini(self, phase: Phase, P: _View, sysm: PhaseSystem, start: dict, hyp: Expr) -> tuple[list, str]:
+        """Houdini over the generic templates and the phase's relational candidates."""
+        from .templates import loop_candidates
+        t0 = time.perf_counter()
+        rel = list(phase.candidates(P)) if phase.candidates else []
+        seen, cands = set(), []
+        for c in loop_candidates(sysm, start) + rel:
+            if c.uid not in seen:
+                seen.add(c.uid)
+                cands.append(c)
+        n0, queries = len(cands), 0
+        cons = sysm.consistency()
+
+        def prune(h: Expr, image) -> bool:
+            nonlocal cands, queries
+            dropped = False
+            while cands:
+                queries += 1
+                goal = Rewriter().one(land(h, ~land(*[image(c) for c in cands])))
+                if goal is FALSE:
+                    return dropped
+                enc = SmtEncoder(inline_ufs=self.inline_ufs)
+                want = [enc.encode(image(c)) for c in cands]
+                res = smt_check(enc, enc.encode_all([goal] + axiom_instances([goal], inline_ufs=self.inline_ufs)),
+                            solver=self.solver, timeout=min(self.timeout or 30.0, 30.0), want=want)
+                if res.status == "unsat":
+                    return dropped
+                if res.status != "sat":
+                    keep = []
+                    for c in cands:
+                        queries += 1
+                        st, _, _ = _valid(implies(h, image(c)), solver=self.solver,
+                                          timeout=min(self.timeout or 30.0, 30.0), inline_ufs=self.inline_ufs)
+                        if st is Status.HOLDS:
+                            keep.append(c)
+                    changed = len(keep) != len(cands)
+                    cands = keep
+                    return dropped or changed
+                falsified = [k for k, w in enumerate(want) if not res.values.get(w, True)]
+                if not falsified:
+                    raise PhaseError("Houdini: a model falsifies no candidate")
+                cands = [c for k, c in enumerate(cands) if k not in set(falsified)]
+                dropped = True
+            return dropped
+        at_start = Rewriter(start)
+        prune(at_start.one(hyp), at_start.one)
+        changed = True
+        while changed and cands:
+            changed = False
+            for (_, fire), nxt in zip(sysm.fires, sysm.next_by_instr):
+                if Rewriter().one(land(hyp, fire)) is FALSE:
+                    continue
+                rw = Rewriter(nxt)
+                if prune(land(hyp, cons, *cands, fire), rw.one):
+                    changed = True
+        lost = [c for c in rel if c not in set(cands)]
+        note = (f"{phase.side}.{phase.name}: invariant inferred by Houdini, {len(cands)} of {n0} candidate conjuncts "
+                f"kept in {time.perf_counter() - t0:.1f} s ({queries} queries)"
+                + (f"; {len(lost)} relational candidates not inductive" if lost else ""))
+        return cands, note
+
+
+class _Refuted(Exception):
+    pass
+
+
+def run(proof: PhaseProof, *, solver: str = "z3", timeout: float | None = None, inline_ufs: bool = False,
+        only: set | None = None) -> tuple[Status, list[Row], list[str]]:
+    """Check ``proof`` (module docstring); ``only``: the piece keys to check (None: all), see
+    :func:`pieces`. Returns (overall status, rows, notes)."""
+    ck = _Checker(proof, solver=solver, timeout=timeout, inline_ufs=inline_ufs)
+    worst = Status.HOLDS
+
+    def want(key):
+        return only is None or key in only
+    for name, side in proof.sides.items():
+        phases = [p for p in proof.phases if p.side == name]
+        t1 = time.perf_counter()
+        ck.walks[name] = _Walk(side, phases, solver, timeout)
+        ck.rows.append(Row(f"{name} stream: {len(side.commands)} commands walked, {len(phases)} loops", Status.HOLDS,
+                           time.perf_counter() - t1))
+        ck.rows += ck.walks[name].rows
+    for r in ck.rows:
+        worst = worst.worst(r.status)
+    images = {name: _Images(ck.walks[name]) for name in proof.sides}
+    for lem in proof.lemmas:
+        if not want(f"lemma:{lem.name}"):
+            continue
+        t1 = time.perf_counter()
+        bad = check_lemma(lem, images[lem.side], proof.sides[lem.side].ila)
+        ck.rows.append(Row(f"lemma {lem.name}", Status.FAILS if bad else Status.HOLDS, time.perf_counter() - t1,
+                           "; ".join(bad)))
+        worst = worst.worst(ck.rows[-1].status)
+        # every point of the domain lies in the enumerated box
+        box = land(*[p.ult(len(rg)) & p.uge(rg.start) if rg.start else p.ult(rg.stop) for p, rg in
+                     zip(lem.region.params, lem.box)])
+        worst = worst.worst(ck.valid(f"lemma {lem.name}: the domain lies in the box",
+                                     implies(land(proof.pre, lem.region.dom), box)))
+    for name, fn in proof.checks:
+        if not want(f"check:{name}"):
+            continue
+        t1 = time.perf_counter()
+        bad = fn()
+        ck.rows.append(Row(name, Status.FAILS if bad else Status.HOLDS, time.perf_counter() - t1, "; ".join(bad)))
+        worst = worst.worst(ck.rows[-1].status)
+    posts = {}
+    cells = {}
+    for p in proof.phases:
+        if not want(f"phase:{p.side}.{p.name}") and not (want("final") and (p.name, 0) in
+                                                         {(o[0], 0) for o in proof.outputs}):
+            continue
+        try:
+            st, out_cells, post = ck.phase(p)
+        except _Refuted as exc:
+            ck.rows.append(Row(f"{p.side}.{p.name}", Status.FAILS, 0.0, str(exc)))
+            st, out_cells, post = Status.FAILS, None, None
+        if want(f"phase:{p.side}.{p.name}"):
+            worst = worst.worst(st)
+        posts[p.name] = post
+        cells[p.name] = out_cells
+    if want("final"):
+        t1 = time.perf_counter()
+        outs = []
+        for pname, k in proof.outputs:
+            p = next(q for q in proof.phases if q.name == pname)
+            if cells.get(pname) is None:
+                raise PhaseError(f"output phase {pname} was not built")
+            outs.append(p)
+            later = [q for q in proof.phases if q.side == p.side and q.command > p.command]
+            for q in later:
+                if p.memory in q.also_writes:
+                    ck.rows.append(Row(f"output {pname}[{k}] survives {q.name}", Status.FAILS, 0.0,
+                                       f"{q.name} may write {p.memory} anywhere"))
+                    worst = Status.FAILS
+                elif q.memory == p.memory:
+                    wr = q.write_region
+                    worst = worst.worst(ck.valid(f"output {pname}[{k}] survives {q.name}",
+                                                 implies(land(proof.pre, p.pre), ~wr(p.addrs[k])) if wr is not None
+                                                 else FALSE))
+            tops = [c for c in ck.walks[p.side].mem_writes.get(p.memory, []) if c > p.command]
+            if tops:
+                ck.rows.append(Row(f"output {pname}[{k}] survives the stream", Status.FAILS, 0.0,
+                                   f"command {tops[0]} writes {p.memory}"))
+                worst = Status.FAILS
+        F = _Final(cells)
+        hyp = land(proof.pre, *[p.pre for p in outs], *[posts[p.name] for p in outs], *proof.final_axioms(F))
+        worst = worst.worst(ck.valid("final: the output cells agree", implies(hyp, proof.final(F))))
+        ck.rows[-1].seconds += time.perf_counter() - t1 - ck.rows[-1].seconds
+    return worst, ck.rows, ck.notes
+
+
+def pieces(proof: PhaseProof) -> list[str]:
+    """The keys of the independently checkable pieces of ``proof`` (every run walks the streams):
+    one per lemma, check and phase, and the final clause (which rebuilds the output phases)."""
+    return ([f"lemma:{lem.name}" for lem in proof.lemmas] + [f"check:{n}" for n, _ in proof.checks]
+            + [f"phase:{p.side}.{p.name}" for p in proof.phases] + ["final"])
+
+
+def verdict(mapping, proof: PhaseProof, rows: list[Row], notes: list[str], status: Status, *, solver: str,
+            seconds: float, shape: dict | None, numerics: str = "exact"):
+    """The verdict of a checked phase proof (a counterexample is searched by BMC when a clause fails)."""
+    from .scope import describe
+    covers = tuple(proof.covers) + (f"numerics-{numerics}",)
+    bad = [r for r in rows if r.status is not Status.HOLDS]
+    n_ph = len(proof.phases)
+    if status is Status.HOLDS:
+        what = (f"{n_ph} loops proved for a tracked cell ({sum(1 for r in rows if r.status is Status.HOLDS)} clauses, "
+                f"lemmas and checks hold; {len(proof.lemmas)} stream lemmas)")
+        extra = "; ".join(proof.notes + notes)
+        return Proved("chc", solver, seconds, f"{what}; {describe(covers, proof.scope)}" + (f"; {extra}" if extra else ""),
+                      scope=proof.scope, covers=covers)
+    table = "; ".join(f"{r.name}: {r.status.value}{f' ({r.note})' if r.note else ''}" for r in bad[:6])
+    if status is Status.UNKNOWN:
+        return Unknown("chc", solver, seconds, reason=f"undecided: {table}")
+    if mapping is not None and mapping.proof is not None:
+        from .bmc import check_bmc
+        t0 = time.perf_counter()
+        shapes = ([shape] if shape is not None and _small(mapping, shape) else []) + list(proof.cex_shapes)
+        for at in shapes:
+            try:
+                mapping.check_shape(at)
+                ps = mapping.proof.bmc(at, numerics=numerics)
+            except D2AError:
+                continue
+            v = check_bmc(ps, solver=solver, timeout=None)
+            if isinstance(v, Counterexample):
+                return Counterexample("chc", solver, seconds + time.perf_counter() - t0,
+                                      f"{table}; BMC at shape {'x'.join(map(str, at.values()))} finds: {v.detail}",
+                                      trace={**v.trace, "failed": [r.name for r in bad], "shape": at}, replayed=True)
+    return Unknown("chc", solver, seconds, reason=f"clauses fail and no counterexample was found by BMC at the tried "
+                                                  f"shapes: {table}")
+
+
+def _small(mapping, shape: dict) -> bool:
+    from math import prod
+    return prod(int(v) for v in shape.values()) <= 1 << 14
+
+
+def check(mapping, shape: dict | None, proof: PhaseProof, *, solver: str = "z3", timeout: float | None = None,
+          numerics: str = "exact"):
+    """Check a phase proof and return its verdict (``verify.chc.check_chc`` delegates here)."""
+    t0 = time.perf_counter()
+    try:
+        status, rows, notes = run(proof, solver=solver, timeout=timeout, inline_ufs=numerics == "exact")
+    except PhaseError as exc:
+        return Unknown("chc", solver, time.perf_counter() - t0, reason=f"malformed phase proof: {exc}")
+    return verdict(mapping, proof, rows, notes, status, solver=solver, seconds=time.perf_counter() - t0, shape=shape,
+                   numerics=numerics)
