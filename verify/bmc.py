@@ -151,6 +151,9 @@ def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = Non
     counterexample; a solver timeout is Unknown. ``scope`` (the shape, e.g. ``16x64``) is stated in
     a Proved verdict with the claims it covers (``ps.covers``, see ``verify.scope``)."""
     t0 = time.perf_counter()
+    bound = _child_bound_exceeded(ps)
+    if bound is not None:
+        return Unknown("bmc", solver, time.perf_counter() - t0, reason=bound)
     try:
         ex, goals = _goals(ps, inline_ufs)
     except HangError as hang:
@@ -385,6 +388,33 @@ def replay_declared(ps: ProofSetup, data_values: dict, uf_table: dict, start: in
                 read_acc_output(ps, lambda c: bv_const(int(m[c]), width), b)).payload
             if cell != acc:
                 return "output", j, acc, cell
+    return None
+
+
+def _child_bound_exceeded(ps: ProofSetup) -> str | None:
+    """The accelerator stream run concretely on zero data (control is data independent in these
+    proofs: symbolic execution refuses data-dependent control), its child loops capped at the
+    symbolic executor's bound: the reason a symbolic run would stop with LoopBoundError, found in
+    a fraction of the time; None when every command's loops end within the bound."""
+    from ila.errors import SimulationError
+    from ila.expr import bv_const
+    from ila.simplify import Rewriter
+    from ila.sim import Simulator
+    from .fragments import PROOF_CHILD_STEPS
+    side = ps.acc
+    val = Rewriter({d: bv_const(0, d.width) for d in ps.data})
+    try:
+        cmds = _concrete([c for c in side.commands if not c.get("wait_irq")], val)
+        sim = Simulator(side.ila, state={**reset_state(side.ila), **side.init}, max_child_steps=PROOF_CHILD_STEPS)
+        for n, c in enumerate(cmds):
+            try:
+                sim.step(c)
+            except SimulationError as exc:
+                if "did not quiesce" in str(exc):
+                    return f"command {n}: child loop exceeds {PROOF_CHILD_STEPS} steps (run on zero data)"
+                return None           # anything else: left to the symbolic run, which reports it
+    except Exception:                  # e.g. a stream the concrete path cannot build: no shortcut
+        return None
     return None
 
 

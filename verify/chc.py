@@ -24,9 +24,9 @@ counterexample, which is replayed in the simulators -- at a fixed shape by BMC t
 simulation); for all sizes at the shapes where a failing clause fails (solved for the sizes under
 the spec's small bounds, then without a bound and minimised, so a bug that shows only near the
 largest sizes the side conditions allow is found too), then the mapping's ``cex_shapes``: by
-simulation first (:func:`simulate_shape`: random inputs through the compiler-IR ILA and the
-accelerator's ILA simulators, beyond the tolerance), then by BMC where the shape is small enough
-to unroll (:data:`BMC_CELLS`).
+by BMC where the shape is small enough to unroll (:data:`BMC_CELLS`), else by simulation
+(:func:`simulate_shape`: random inputs through the compiler-IR ILA and the accelerator's ILA
+simulators, beyond the tolerance).
 """
 from __future__ import annotations
 
@@ -188,9 +188,9 @@ def countershapes(spec: ChcSpec, clauses: list, *, solver: str = "z3", limit: in
             if res.status != "sat":
                 return None
             return {v: int(res.values[enc.encode(v)]) for v in spec.size_vars}
-        for bound in [*spec.small_sizes, None]:
+        for bound in [*spec.small_sizes, None]:    # one shape per bound: a shape can be degenerate
             extra = [] if bound is None else [v.ule(b) for v, b in zip(spec.size_vars, bound)]
-            vals = solve(extra)
+            vals = solve(extra)                    # (a loop that never ends), the next one is tried
             if vals is None:
                 continue
             if bound is None:
@@ -198,7 +198,6 @@ def countershapes(spec: ChcSpec, clauses: list, *, solver: str = "z3", limit: in
             shape = spec.shape_of({v.name: x for v, x in vals.items()})
             if shape not in out:
                 out.append(shape)
-            break
     return out
 
 
@@ -218,7 +217,7 @@ def _minimise(solve, size_vars: list, vals: dict) -> dict:
     return vals
 
 
-BMC_CELLS = 20_000      # shapes up to this many elements (product of the sizes) are searched by BMC;
+BMC_CELLS = 4096        # shapes up to this many elements (product of the sizes) are searched by BMC;
 #                         larger ones by simulation (the proof fragments would be too large to unroll)
 
 
@@ -234,20 +233,24 @@ def simulate_shape(mapping, shape: dict, *, samples: int = 3, seed: int = 0, sol
     t0 = time.perf_counter() if t0 is None else t0
     rng = np.random.default_rng(seed)
     tol = mapping.tolerance_at(shape)
+    from ila.errors import D2AError
     for k in range(samples):
         inputs = mapping.random_inputs(shape, rng)
         try:
             mapping.check_data(shape, inputs)
         except Exception:
             continue
-        if mapping.ir_fragment is not None:
-            from mappings.common import run_ir
-            ir = np.asarray(run_ir(mapping.ir_fragment(shape), inputs))
-            side = "the compiler-IR ILA simulator"
-        else:
-            ir = np.asarray(mapping.reference(shape, inputs))
-            side = "the numpy reference"
-        acc = np.asarray(mapping.run_accelerator(shape, inputs))
+        try:
+            if mapping.ir_fragment is not None:
+                from mappings.common import run_ir
+                ir = np.asarray(run_ir(mapping.ir_fragment(shape), inputs))
+                side = "the compiler-IR ILA simulator"
+            else:
+                ir = np.asarray(mapping.reference(shape, inputs))
+                side = "the numpy reference"
+            acc = np.asarray(mapping.run_accelerator(shape, inputs))
+        except D2AError:          # e.g. a loop that does not end within the simulator's bound: not decided here
+            return None
         err = frobenius_relative_error(ir.reshape(acc.shape), acc)
         if not err <= tol:
             return Counterexample("chc", solver, time.perf_counter() - t0,
@@ -320,8 +323,10 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
     tried = []
     if mapping.proof is not None:       # look for a real counterexample: BMC, or simulation at large shapes
         from .bmc import check_bmc
-        shapes = [shape] if shape is not None else (countershapes(spec, failed, solver=solver) +
-                                                    list(mapping.proof.cex_shapes or [mapping.default_shape]))
+        def cells_of(at):
+            return int(np.prod([int(x) for x in at.values()]))
+        shapes = [shape] if shape is not None else (sorted(countershapes(spec, failed, solver=solver), key=cells_of)
+                                                    + list(mapping.proof.cex_shapes or [mapping.default_shape]))
         for at in shapes:
             try:
                 mapping.check_shape(at)
@@ -329,24 +334,22 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
                 continue
             where = "this shape" if shape is not None else f"shape {'x'.join(map(str, at.values()))}"
             tried.append(where)
-            cells = int(np.prod([int(x) for x in at.values()]))
-            # all sizes: simulation first (seconds, and enough for a wrong configuration field), then
-            # BMC at shapes small enough to unroll (a bug that only some data show); a fixed shape:
-            # BMC first (the proof's own shape, its trace names the output), simulation after
-            if shape is None:
-                c = simulate_shape(mapping, at, solver=solver, t0=t0)
-                if c is not None:
-                    return Counterexample("chc", solver, time.perf_counter() - t0,
-                                          f"clause(s) {', '.join(bad)} fail; {c.detail}",
-                                          trace={**c.trace, "failed_clauses": bad, "shape": at}, replayed=True)
-            if cells <= BMC_CELLS:
-                v = check_bmc(mapping.proof.bmc(at, numerics=numerics), solver=solver,
-                              timeout=min(timeout or 300.0, 300.0), inline_ufs=numerics == "exact")
+            cells = cells_of(at)
+            # BMC at the proof's own shape and at shapes small enough to unroll; simulation at larger
+            # ones (random inputs through both ILA simulators: enough for a wrong configuration field)
+            if shape is not None or cells <= BMC_CELLS:
+                from ila.errors import D2AError
+                try:
+                    v = check_bmc(mapping.proof.bmc(at, numerics=numerics), solver=solver,
+                                  timeout=timeout if shape is not None else min(timeout or 300.0, 300.0),
+                                  inline_ufs=numerics == "exact")
+                except D2AError:          # a degenerate shape (e.g. a loop that never ends): the next one
+                    continue
                 if isinstance(v, Counterexample):
                     return Counterexample("chc", solver, time.perf_counter() - t0,
                                           f"clause(s) {', '.join(bad)} fail; BMC at {where} finds: {v.detail}",
                                           trace={**v.trace, "failed_clauses": bad, "shape": at}, replayed=v.replayed)
-            if shape is not None:
+            else:
                 c = simulate_shape(mapping, at, solver=solver, t0=t0)
                 if c is not None:
                     return Counterexample("chc", solver, time.perf_counter() - t0,
