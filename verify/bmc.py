@@ -163,9 +163,9 @@ def check_bmc(ps: ProofSetup, *, solver: str = "z3", timeout: float | None = Non
     enc = SmtEncoder(inline_ufs=inline_ufs)      # shared by the goals: common terms are encoded once
     n, spent = 0, 0.0                             # the timeout bounds the solver calls together
     for n, (miter, axioms) in enumerate(goals, 1):
-        if n == 1 and not any(x.op is Op.APPLY for x in toposort([miter] + axioms)):
-            v = _random_falsify(ps, solver, t0)      # bit-precise goal: try concrete data first
-            if v is not None:
+        if n == 1 and (not any(x.op is Op.APPLY for x in toposort([miter] + axioms)) or _bodies_known(ps)):
+            v = _random_falsify(ps, solver, t0)      # try concrete data first (bit-precise goals, or the
+            if v is not None:                        # functions' own bodies as their interpretation)
                 return v
         left = None if timeout is None else timeout - spent
         if left is not None and left <= 0:
@@ -437,11 +437,20 @@ def scalarize_loads(exprs: list[Expr]) -> tuple[list[Expr], dict[Expr, Expr]]:
 RANDOM_TRIES = 4
 
 
+def _bodies_known(ps: ProofSetup) -> bool:
+    """Every uninterpreted function of the setup has a numpy body (then the bodies are one
+    interpretation of them, satisfying their axioms and the link axioms: the tests check those
+    against the bodies)."""
+    return bool(ps.funcs) and all(getattr(f, "body", None) is not None for f in ps.funcs)
+
+
 def _random_falsify(ps: ProofSetup, solver: str, t0: float, tries: int = RANDOM_TRIES) -> Counterexample | None:
     """Simulation before SAT, for goals without uninterpreted functions (their semantics is then
-    the simulators'): run both fragments on a few seeded random data assignments, initial memories
-    as reset; a difference is a counterexample for all data, found and replayed without the solver
-    (whose bit-blasted multipliers can take minutes to satisfy). None when every run agrees."""
+    the simulators') or whose functions all have numpy bodies (one interpretation of them): run
+    both fragments on a few seeded random data assignments, initial memories as reset; a
+    difference is a counterexample for all data (and that interpretation), found and replayed
+    without the solver (whose bit-blasted multipliers can take minutes to satisfy, and which may
+    not find a model of a large UF miter in its timeout). None when every run agrees."""
     import numpy as np
     rng = np.random.default_rng(0)
     for _ in range(tries):
