@@ -28,7 +28,6 @@ Usage: python -m benchmarks.attention_error [--samples N] [--sweep M] [--tol-sha
 """
 from __future__ import annotations
 
-import argparse
 import math
 import multiprocessing
 import pathlib
@@ -48,6 +47,7 @@ from verify.simval import run_sim
 SHAPES = [(64, 64), (16, 16), (40, 16), (128, 16), (40, 32), (256, 32), (16, 64), (256, 64)]
 KINDS = ["random", "zero rows", "dec -0", "saturating enc"]
 ROUND = 0.005               # tolerances are rounded up to 0.5 %
+WORKER_BYTES = 256 << 20    # the least memory a worker process of section 5 needs (--jobs bound)
 
 
 def _stats(errs) -> str:
@@ -318,7 +318,9 @@ def render(m, sim_rows, by_h, by_kind, refused, n_sweep, other, decomp, tol, arg
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    p = argparse.ArgumentParser(prog="python -m benchmarks.attention_error")
+    from ila.cli import ArgumentParser
+    from ila.errors import D2AError, report
+    p = ArgumentParser(prog="python -m benchmarks.attention_error")
     p.add_argument("--samples", type=int, default=100)
     p.add_argument("--sweep", type=int, default=500, help="fuzz-domain shapes (4 inputs each)")
     p.add_argument("--tol-shapes", type=int, default=1500,
@@ -328,6 +330,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parents[1] / "paper_results" /
                                         "attention_error.md"))
     a = p.parse_args(argv)
+    try:                                    # every argument checked before any work
+        _check_arguments(a)
+        return _main(a, argv)
+    except D2AError as exc:
+        return report(exc)
+
+
+def _check_arguments(a) -> None:
+    from ila.cli import check_count, check_int, output_file
+    for opt in ("samples", "sweep", "tol_shapes"):
+        check_count(f"--{opt.replace('_', '-')}", getattr(a, opt), item_bytes=64, what="samples")
+    check_count("--jobs", a.jobs, item_bytes=WORKER_BYTES, what="worker processes")
+    check_int("--seed", a.seed, 0)
+    output_file(a.out, "--out", parents=False)
+
+
+def _main(a, argv) -> int:
     m = A.MAPPING
     sim_rows = sims(m, a.samples, a.seed)
     by_h, by_kind, refused = sweep(m, a.sweep, a.seed)

@@ -59,7 +59,10 @@ def _load(path: pathlib.Path) -> tuple[list[dict], int | None]:
     """(records, byte offset of a last line cut by a crash, else None)."""
     if not path.exists():
         return [], None
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CampaignError(f"results file {path} cannot be read: {exc.strerror or exc}") from None
     lines = data.split(b"\n")
     out, offset = [], 0
     for n, raw in enumerate(lines, 1):
@@ -68,6 +71,8 @@ def _load(path: pathlib.Path) -> tuple[list[dict], int | None]:
             continue
         try:
             rec = json.loads(raw)
+        except RecursionError:
+            raise CampaignError(f"{path}: line {n} is not a JSON record (nested too deeply)") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             if n == len(lines) and not data.endswith(b"\n"):   # a last line cut by a crash: dropped
                 return out, start
@@ -199,6 +204,49 @@ def add_arguments(ap) -> None:
     ap.add_argument("--workers", type=int, default=2, help="LocalCluster worker processes (>= 1)")
     ap.add_argument("--results", metavar="PATH", help="the campaign's results file (JSON lines; a rerun resumes it)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+WORKER_BYTES = 256 << 20      # the least memory a LocalCluster worker process needs (interpreter, numpy, distributed)
+
+
+def check_scheduler(address: str, timeout: float = 5.0) -> None:
+    """CampaignError unless ``address`` is a Dask scheduler address (a known scheme) and, for TCP
+    and TLS, something listens there (checked with one connection, before any work starts)."""
+    import socket
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+    try:
+        scheme, loc = parse_address(address)
+        get_backend(scheme)
+        host, port = parse_host_port(loc, 8786) if scheme in ("tcp", "tls", "ws", "wss") else (None, None)
+    except (ValueError, TypeError) as exc:
+        raise CampaignError(f"--scheduler {address!r}: not a Dask scheduler address ({exc})") from None
+    if host is None:
+        return
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        raise CampaignError(f"--scheduler {address!r}: cannot reach the Dask scheduler "
+                            f"({exc.strerror or type(exc).__name__})") from None
+
+
+def check_arguments(args, default_results) -> pathlib.Path:
+    """Check the options of :func:`add_arguments` before any work: ``--workers`` (>= 1, and no more
+    worker processes than the available memory holds), ``--scheduler`` (:func:`check_scheduler`),
+    ``--results`` (a writable file whose every line is a record: CampaignError naming the line).
+    Returns the results path. Reads, never writes."""
+    from ila.cli import ArgumentError, check_count, output_file
+    try:
+        check_count("--workers", args.workers, 1, item_bytes=WORKER_BYTES, what="worker processes")
+        path = results_path(args, default_results)
+        output_file(path, "--results")
+    except ArgumentError as exc:
+        raise CampaignError(str(exc)) from None
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler)
+    load(path)
+    return path
 
 
 def repo_relative(path) -> str:

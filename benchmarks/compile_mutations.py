@@ -13,7 +13,6 @@ every control passes, 1 otherwise, 2 on a user error.
 """
 from __future__ import annotations
 
-import argparse
 import pathlib
 import platform
 import sys
@@ -49,7 +48,8 @@ def _rewrites(progress: bool, samples: int):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.compile_mutations", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser, check_count, output_file
+    ap = ArgumentParser(prog="python -m benchmarks.compile_mutations", description=__doc__.splitlines()[0])
     ap.add_argument("bugs", nargs="*", help="seeded compiler bugs to run (default: all)")
     ap.add_argument("--out", default=str(OUT), help="report file (markdown)")
     ap.add_argument("--no-rewrites", action="store_true", help="skip the seeded wrong rewrites")
@@ -61,11 +61,8 @@ def main(argv=None) -> int:
         unknown = [b for b in args.bugs if b not in BUGS]
         if unknown:
             raise D2AError(f"unknown seeded compiler bug(s) {unknown}; known: {', '.join(BUGS)}")
-        if args.samples < 1:
-            raise D2AError(f"--samples {args.samples}: must be >= 1")
-        out = pathlib.Path(args.out)
-        if out.exists() and out.is_dir() or not out.parent.is_dir():
-            raise D2AError(f"--out {args.out}: not a writable file path")
+        check_count("--samples", args.samples, item_bytes=512, what="property-test cases")
+        output_file(args.out, "--out", parents=False)
         t0 = time.perf_counter()
         rows = list(_rows(args.bugs or list(BUGS), not args.no_progress))
         rws = [] if args.no_rewrites else list(_rewrites(not args.no_progress, args.samples))

@@ -10,7 +10,6 @@ host float32 run for every input, and the seconds per input beside the host's, t
 """
 from __future__ import annotations
 
-import argparse
 import pathlib
 import platform
 import time
@@ -19,18 +18,34 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 LEDGER = ROOT / "paper_results" / "ledger.json"
+RUN_BYTES = 1 << 20          # the least memory one co-simulated input's result keeps (its per-invocation report)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.cosim", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser, check_count, output_file
+    from ila.errors import D2AError, report
+    ap = ArgumentParser(prog="python -m benchmarks.cosim", description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="resnet20")
     ap.add_argument("--targets", default="flexasr,hlscnn,vta")
     ap.add_argument("--images", type=int, default=3, help="inputs to co-simulate (>= 1)")
     ap.add_argument("--ledger", default=str(LEDGER))
     ap.add_argument("--out", type=pathlib.Path)
     args = ap.parse_args(argv)
-    if args.images < 1:
-        ap.error(f"--images must be >= 1 (got {args.images})")
+    try:                                    # every argument and file checked before any work
+        from compile.compiler import selected
+        from mappings.registry import names
+        from verify.ledger import load
+        check_count("--images", args.images, item_bytes=RUN_BYTES, what="co-simulated inputs")
+        selected(tuple(t for t in args.targets.split(",") if t), names())
+        output_file(args.out or ROOT / "paper_results" / f"cosim_{args.model}.md", "--out")
+        output_file(args.ledger, "--ledger")
+        load(args.ledger)
+        return _main(args)
+    except D2AError as exc:
+        return report(exc)
+
+
+def _main(args) -> int:
     from compile.applications import load_graph
     from compile.compiler import compile_graph
     from compile.runtime.cosim import against_host

@@ -10,7 +10,6 @@ Certificates come from (and missing ones are simulated into) ``paper_results/led
 """
 from __future__ import annotations
 
-import argparse
 import pathlib
 import platform
 import time
@@ -23,13 +22,26 @@ LEDGER = ROOT / "paper_results" / "ledger.json"
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.figure7", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser, check_int, check_memory, output_file
+    from ila.errors import D2AError, report
+    ap = ArgumentParser(prog="python -m benchmarks.figure7", description=__doc__.splitlines()[0])
     ap.add_argument("--side", type=int, default=128, help="input height and width (>= 4)")
     ap.add_argument("--out", type=pathlib.Path, default=OUT)
     ap.add_argument("--ledger", default=str(LEDGER))
     args = ap.parse_args(argv)
-    if args.side < 4:
-        ap.error(f"--side must be >= 4 (got {args.side})")
+    try:                                    # every argument and file checked before any work
+        from verify.ledger import load
+        check_int("--side", args.side, 4)
+        check_memory(args.side * args.side * 4, f"--side {args.side} (a {args.side}x{args.side} float32 input)")
+        output_file(args.out, "--out")
+        output_file(args.ledger, "--ledger")
+        load(args.ledger)
+        return _main(args)
+    except D2AError as exc:
+        return report(exc)
+
+
+def _main(args) -> int:
     from compile.compiler import compile_graph
     from compile.ir.graph import Graph, call, var
     from compile.runtime import run

@@ -4,7 +4,6 @@ Usage: python benchmarks/flexasr_speed.py
 """
 from __future__ import annotations
 
-import argparse
 
 import time
 
@@ -45,5 +44,6 @@ def main():
 
 
 if __name__ == "__main__":
-    argparse.ArgumentParser(prog="python -m benchmarks.flexasr_speed", description=__doc__.splitlines()[0] if __doc__ else None).parse_args()
+    from ila.cli import ArgumentParser
+    ArgumentParser(prog="python -m benchmarks.flexasr_speed", description=__doc__.splitlines()[0] if __doc__ else None).parse_args()
     main()

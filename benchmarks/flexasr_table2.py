@@ -12,7 +12,6 @@ Usage: python benchmarks/flexasr_table2.py [N]   (default 100)
 """
 from __future__ import annotations
 
-import argparse
 
 import time
 
@@ -108,7 +107,16 @@ def main(n: int = 100):
 
 
 if __name__ == "__main__":
-    _ap = argparse.ArgumentParser(prog="python -m benchmarks.flexasr_table2",
+    import sys
+
+    from ila.cli import ArgumentParser, check_count
+    from ila.errors import D2AError, report
+    _ap = ArgumentParser(prog="python -m benchmarks.flexasr_table2",
                                   description="FlexASR simulation-based validation (Table 2 rows)")
     _ap.add_argument("samples", nargs="?", type=int, default=100, help="random inputs per operation")
-    main(_ap.parse_args().samples)
+    _n = _ap.parse_args().samples
+    try:
+        check_count("samples", _n, item_bytes=64, what="samples")     # two errors kept per sample
+    except D2AError as exc:
+        sys.exit(report(exc))
+    main(_n)

@@ -24,7 +24,6 @@ Run: ``python -m benchmarks.frontends [--quick] [--inputs N] [--zoo NAMES] [--no
 """
 from __future__ import annotations
 
-import argparse
 import os
 import pathlib
 import platform
@@ -318,13 +317,27 @@ def zoo_model(name: str, compile_it: bool = True, seed: int = 0):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.frontends", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser
+    ap = ArgumentParser(prog="python -m benchmarks.frontends", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="ResNet-20, LSTM-WLM and two zoo models, 2 inputs")
     ap.add_argument("--inputs", type=int, default=10, help="random inputs per application")
     ap.add_argument("--zoo", help="comma-separated zoo models (default all nine)")
     ap.add_argument("--no-compile", action="store_true", help="do not compile the zoo models")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
+    from ila.errors import D2AError, report
+    try:                                    # every argument checked before any work
+        from ila.cli import check_count, check_names, output_file
+        check_count("--inputs", args.inputs, item_bytes=4096, what="random inputs")
+        if args.zoo is not None:
+            check_names("--zoo", [z for z in args.zoo.split(",") if z.strip()], LIGHT, what="zoo model")
+        output_file(args.out, "--out")
+        return _main(args)
+    except D2AError as exc:
+        return report(exc)
+
+
+def _main(args) -> int:
     from benchmarks.models import NAMES
     names = ["resnet20", "lstm_wlm"] if args.quick else list(NAMES)
     inputs = 2 if args.quick else args.inputs

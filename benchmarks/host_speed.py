@@ -16,7 +16,6 @@ machine is shared: medians and minima of alternating runs, not single timings.
 """
 from __future__ import annotations
 
-import argparse
 import collections
 import os
 import pathlib
@@ -129,11 +128,28 @@ def measure(name: str, runs: int, warmup: int = 3):
 def main(argv=None) -> int:
     from benchmarks.frontends import LIGHT
     from benchmarks.models import NAMES
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.host_speed", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser
+    ap = ArgumentParser(prog="python -m benchmarks.host_speed", description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10, help="timed runs per model and side (default 10)")
     ap.add_argument("--models", help="comma-separated models (default: the six applications and the nine zoo models)")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
+    from ila.errors import D2AError, report
+    try:                                    # every argument checked before any work
+        from ila.cli import check_count, check_names, output_file
+        check_count("--runs", args.runs, item_bytes=64, what="timed runs")
+        if args.models is not None:
+            check_names("--models", [m for m in args.models.split(",") if m.strip()], list(NAMES) + list(LIGHT),
+                        what="model")
+        output_file(args.out, "--out", parents=False)
+        return _main(args)
+    except D2AError as exc:
+        return report(exc)
+
+
+def _main(args) -> int:
+    from benchmarks.frontends import LIGHT
+    from benchmarks.models import NAMES
     names = args.models.split(",") if args.models else list(NAMES) + list(LIGHT)
     rows = []
     for n in names:

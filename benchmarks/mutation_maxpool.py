@@ -21,7 +21,6 @@ claims its layer and the unmutated mapping is proved.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 
 from mappings.base import format_shape
@@ -81,7 +80,8 @@ def kill_table(name: str, shape_text: str, solver: str, symbolic: bool, inferred
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser
+    ap = ArgumentParser(prog="python -m benchmarks.mutation_maxpool", description=__doc__.splitlines()[0])
     ap.add_argument("--mapping", default="flexasr.maxpool", choices=["flexasr.maxpool", "flexasr.meanpool"])
     ap.add_argument("--shape", default="16x64")
     ap.add_argument("--solver", default="z3", choices=["z3", "cvc5"])
@@ -91,6 +91,21 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="also write the table as markdown to this file "
                                   "(paper_results/mutation_maxpool.md for the committed record)")
     args = ap.parse_args(argv)
+    from ila.errors import D2AError, report
+    try:                                    # every argument checked before any work
+        from ila.cli import output_file
+        try:
+            get(args.mapping).parse_shape(args.shape)
+        except D2AError as exc:
+            raise D2AError(f"--shape {args.shape!r}: {exc}") from None
+        if args.out:
+            output_file(args.out, "--out", parents=False)
+        return _main(args, argv)
+    except D2AError as exc:
+        return report(exc)
+
+
+def _main(args, argv) -> int:
     md = []
     cols = ["bmc", "chc"] + ([] if args.no_symbolic else ["symbolic"]) + (["inferred"] if args.infer else [])
     print(f"{'bug':30} {'layer':21} {'shape':6} " + " ".join(f"{c:24}" for c in cols) + " killed by")

@@ -21,7 +21,6 @@ a per-operator table and every refusal reason; exit 1 if any case fails.
 """
 from __future__ import annotations
 
-import argparse
 import collections
 import pathlib
 import re
@@ -230,10 +229,24 @@ def report(out, models, seconds: float) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.onnx_conformance", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser
+    ap = ArgumentParser(prog="python -m benchmarks.onnx_conformance", description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(OUT), help="the markdown report (default paper_results/onnx_conformance.md)")
     ap.add_argument("-k", dest="pattern", help="only cases whose name matches this regular expression")
     args = ap.parse_args(argv)
+    from ila.errors import D2AError, report
+    try:                                    # every argument checked before any work
+        import re
+
+        from ila.cli import ArgumentError, output_file
+        if args.pattern is not None:
+            try:
+                re.compile(args.pattern)
+            except re.error as exc:
+                raise ArgumentError(f"-k {args.pattern!r}: not a regular expression ({exc})") from None
+        output_file(args.out, "--out", parents=False)
+    except D2AError as exc:
+        return report(exc)
     t0 = time.perf_counter()
     out, models = run(args.pattern)
     text = report(out, models, time.perf_counter() - t0)

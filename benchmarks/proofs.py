@@ -30,7 +30,6 @@ Writes ``paper_results/proofs.md``. Run: ``python -m benchmarks.proofs [--quick]
 """
 from __future__ import annotations
 
-import argparse
 import pathlib
 
 import numpy as np
@@ -201,7 +200,8 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str) -
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.proofs", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser
+    ap = ArgumentParser(prog="python -m benchmarks.proofs", description=__doc__.splitlines()[0])
     ap.add_argument("--timeout", type=float, default=900.0, help="solver timeout per proof (s)")
     ap.add_argument("--quick", action="store_true", help="small shapes only")
     ap.add_argument("--no-mutations", action="store_true")
@@ -209,6 +209,17 @@ def main(argv=None) -> int:
     campaign.add_arguments(ap)
     args = ap.parse_args(argv)
     ledger_file = pathlib.Path(args.out).resolve().parent / "ledger.json"   # beside the report: paper_results/
+    from ila.errors import D2AError, report
+    try:                                         # every argument and file checked before any work
+        from ila.cli import check_seconds, output_file
+        from verify.ledger import load
+        check_seconds("--timeout", args.timeout)
+        output_file(args.out, "--out")
+        output_file(ledger_file, "the ledger beside --out")
+        load(str(ledger_file))
+        campaign.check_arguments(args, ledger_file.parent / "campaigns" / "proofs.jsonl")
+    except D2AError as exc:
+        return report(exc)
     import importlib
     # the tasks by reference to the importable module (as __main__ they would be pickled by value)
     todo, plain = importlib.import_module("benchmarks.proofs").tasks(args.quick, not args.no_mutations, args.timeout,
@@ -219,8 +230,7 @@ def main(argv=None) -> int:
         results = campaign.results_path(args, ledger_file.parent / "campaigns" / "proofs.jsonl")
         recs = campaign.run_from_args(args, todo, results, desc="proofs")
     except campaign.CampaignError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return report(exc)
     got = {r["key"]: r for r in recs}
     proofs, kills, failed = [], [], []
     split: dict = {}

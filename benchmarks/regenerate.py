@@ -12,7 +12,6 @@ A step that fails is reported and the run goes on; the exit status is 1 if any s
 """
 from __future__ import annotations
 
-import argparse
 import pathlib
 import re
 import subprocess
@@ -126,9 +125,27 @@ def readme(folder: pathlib.Path = RESULTS) -> str:
     return "\n".join(L)
 
 
+def _check_arguments(args) -> None:
+    """The campaign options the steps are given, the committed ledger the steps read and write, and
+    the committed campaign results they resume (D2AError naming the value or the file)."""
+    from benchmarks import campaign
+    from ila.cli import check_count, output_file
+    from verify.ledger import load
+    check_count("--workers", args.workers, 1, item_bytes=campaign.WORKER_BYTES, what="worker processes")
+    if args.scheduler is not None:
+        campaign.check_scheduler(args.scheduler)
+    output_file(RESULTS / "ledger.json", "the committed ledger")
+    load(str(RESULTS / "ledger.json"))
+    for f in sorted((RESULTS / "campaigns").glob("*.jsonl")):
+        campaign.load(f)
+
+
 def main(argv=None) -> int:
     from tqdm import tqdm
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.regenerate", description=__doc__.splitlines()[0])
+
+    from ila.cli import ArgumentParser
+    from ila.errors import D2AError, report
+    ap = ArgumentParser(prog="python -m benchmarks.regenerate", description=__doc__.splitlines()[0])
     ap.add_argument("--only", help=f"comma-separated steps (default all): {', '.join(s.name for s in STEPS)}")
     ap.add_argument("--scheduler", help="a Dask scheduler address for the campaigns (default: a LocalCluster)")
     ap.add_argument("--workers", type=int, help="LocalCluster workers for the campaigns")
@@ -136,13 +153,18 @@ def main(argv=None) -> int:
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     steps = list(STEPS)
-    if args.only:
-        want = [w.strip() for w in args.only.split(",") if w.strip()]
-        bad = [w for w in want if w not in {s.name for s in STEPS}]
-        if bad or not want:
-            print(f"error: unknown step(s) {bad or want}; steps: {', '.join(s.name for s in STEPS)}", file=sys.stderr)
-            return 2
-        steps = [s for s in STEPS if s.name in want]
+    try:                                    # every argument and input checked before any step runs
+        if args.only:
+            want = [w.strip() for w in args.only.split(",") if w.strip()]
+            bad = [w for w in want if w not in {s.name for s in STEPS}]
+            if bad or not want:
+                raise D2AError(f"--only {args.only!r}: unknown step(s) {bad or want}; steps: "
+                               f"{', '.join(s.name for s in STEPS)}")
+            steps = [s for s in STEPS if s.name in want]
+        if not args.readme_only:
+            _check_arguments(args)
+    except D2AError as exc:
+        return report(exc)
     failed = []
     if not args.readme_only:
         bar = tqdm(steps, desc="paper_results", unit="step", disable=args.no_progress)

@@ -9,7 +9,6 @@ Run: ``python -m benchmarks.sim_speed``
 """
 from __future__ import annotations
 
-import argparse
 
 import time
 
@@ -51,5 +50,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    argparse.ArgumentParser(prog="python -m benchmarks.sim_speed", description=__doc__.splitlines()[0] if __doc__ else None).parse_args()
+    from ila.cli import ArgumentParser
+    ArgumentParser(prog="python -m benchmarks.sim_speed", description=__doc__.splitlines()[0] if __doc__ else None).parse_args()
     main()

@@ -27,7 +27,7 @@ bit-exact against the instruction-level one. Usage: python -m benchmarks.summary
 """
 from __future__ import annotations
 
-import argparse
+import sys
 import time
 
 import numpy as np
@@ -227,9 +227,15 @@ def vta_call(repeat, shape):
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.summary_speed", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser, check_int
+    from ila.errors import D2AError, report
+    ap = ArgumentParser(prog="python -m benchmarks.summary_speed", description=__doc__.splitlines()[0])
     ap.add_argument("repeat", nargs="?", type=int, default=3)
     repeat = ap.parse_args().repeat
+    try:
+        check_int("repeat", repeat, 1, 2 ** 63 - 1)     # a count the machine's integers hold
+    except D2AError as exc:
+        sys.exit(report(exc))
     print(f"{'':58} {'instructions':>12} {'summaries':>12} {'ratio':>8}")
     hlscnn_loop(repeat, 16)
     hlscnn_loop(repeat, 8)

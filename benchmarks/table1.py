@@ -13,7 +13,6 @@ ledger, the time a user sees after the first run.
 """
 from __future__ import annotations
 
-import argparse
 import pathlib
 import platform
 import time
@@ -72,8 +71,9 @@ def _paper(name, target):
 
 
 def main(argv=None) -> int:
-    from compile.applications import names
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.table1", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser, check_seconds, output_file
+    from ila.errors import D2AError, report
+    ap = ArgumentParser(prog="python -m benchmarks.table1", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="ResNet-20 and LSTM-WLM only")
     ap.add_argument("--certify", choices=("none", "sim"), default="sim")
     ap.add_argument("--budget", type=float, default=120.0,
@@ -81,6 +81,19 @@ def main(argv=None) -> int:
     ap.add_argument("--ledger", default=str(LEDGER), help="the ledger (default paper_results/ledger.json)")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
+    try:                                    # every argument and file checked before any work
+        from verify.ledger import load
+        check_seconds("--budget", args.budget)
+        output_file(args.out, "--out", parents=False)
+        output_file(args.ledger, "--ledger")
+        load(args.ledger)
+        return _main(args)
+    except D2AError as exc:
+        return report(exc)
+
+
+def _main(args) -> int:
+    from compile.applications import names
     apps = ["resnet20", "lstm_wlm"] if args.quick else names()
     rows = {}
     for n in apps:

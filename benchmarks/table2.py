@@ -11,7 +11,6 @@ Usage: python -m benchmarks.table2 [--samples N] [--seed S] [--out paper_results
 """
 from __future__ import annotations
 
-import argparse
 import pathlib
 import platform
 import sys
@@ -129,12 +128,20 @@ def render(results, samples: int, seed: int, argv: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    p = argparse.ArgumentParser(prog="python -m benchmarks.table2")
+    from ila.cli import ArgumentParser, check_count, check_int, output_file
+    from ila.errors import D2AError, report
+    p = ArgumentParser(prog="python -m benchmarks.table2")
     p.add_argument("--samples", type=int, default=100)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parents[1] / "paper_results" / "table2.md"))
     a = p.parse_args(argv)
-    res = measure(a.samples, a.seed)
+    try:                                    # every argument checked before any work
+        check_count("--samples", a.samples, item_bytes=64, what="samples")
+        check_int("--seed", a.seed, 0)
+        output_file(a.out, "--out", parents=False)
+        res = measure(a.samples, a.seed)
+    except D2AError as exc:
+        return report(exc)
     pathlib.Path(a.out).write_text(render(res, a.samples, a.seed, argv))
     print(f"wrote {a.out}")
     return 0 if all(r is None or r.passed or n not in registry.MODULES for *_, n, r in res) else 1

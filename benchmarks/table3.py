@@ -17,7 +17,6 @@ verdicts go to ``ledger.json`` beside ``--out``: the committed ledger for the de
 """
 from __future__ import annotations
 
-import argparse
 import pathlib
 import platform
 import time
@@ -27,6 +26,8 @@ import os
 import subprocess
 import sys
 from types import SimpleNamespace
+
+from ila.errors import D2AError
 
 PAPER = {"2x16": (443, 38), "4x16": (1976, 37), "4x32": (7954, 146), "8x64": (None, 1831), "16x64": (None, 5177)}
 SIZES = ["2x16", "4x16", "4x32", "8x64", "16x64", "32x128", "64x256"]
@@ -81,8 +82,30 @@ def fmt(v) -> str:
     return f"{v.kind} ({v.seconds:.0f} s)"
 
 
+def _check_arguments(args) -> None:
+    from ila.cli import ArgumentError, check_seconds, output_file
+    from mappings.registry import get
+    from verify.ledger import load
+    check_seconds("--timeout", args.timeout)
+    check_seconds("--symbolic-timeout", args.symbolic_timeout)
+    for opt, text in (("--sizes", args.sizes), ("--infer-sizes", args.infer_sizes)):
+        sizes = [t for t in text.split(",") if t.strip()]
+        if not sizes and opt == "--sizes":
+            raise ArgumentError(f"--sizes {text!r}: give at least one size such as 16x64")
+        for size in sizes:
+            try:
+                get("flexasr.maxpool").parse_shape(size)
+            except D2AError as exc:
+                raise ArgumentError(f"{opt} {size!r}: {exc}") from None
+    output_file(args.out, "--out")
+    ledger = pathlib.Path(args.out).parent / "ledger.json"
+    output_file(ledger, "the ledger beside --out")
+    load(str(ledger))
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser
+    ap = ArgumentParser(prog="python -m benchmarks.table3", description=__doc__.splitlines()[0])
     ap.add_argument("--timeout", type=float, default=600.0, help="solver timeout per query (s)")
     ap.add_argument("--sizes", default=",".join(SIZES))
     ap.add_argument("--symbolic-timeout", type=float, default=60.0)
@@ -92,6 +115,11 @@ def main(argv=None) -> int:
                     help="the report (default paper_results/table3.md); the verdicts go to ledger.json beside it "
                          "and the plot to table3.png beside it")
     args = ap.parse_args(argv)
+    from ila.errors import report
+    try:                                    # every argument and file checked before any work
+        _check_arguments(args)
+    except D2AError as exc:
+        return report(exc)
     out_md = pathlib.Path(args.out)
     out_md.parent.mkdir(parents=True, exist_ok=True)
     ledger = out_md.parent / "ledger.json"

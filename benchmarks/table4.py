@@ -59,6 +59,7 @@ LEDGER = ROOT / "paper_results" / "ledger.json"
 # the campaign's results beside the report they produce, committed with it: a campaign that spans
 # sessions or machines resumes from them, and the table can be re-derived from the raw points
 RESULTS = ROOT / "paper_results" / "campaigns" / "table4.jsonl"
+POINT_BYTES = 1024               # the least memory one data point's record takes (its per-layer statistics)
 
 
 class Table4Error(D2AError):
@@ -320,7 +321,8 @@ def _counts(text: str) -> dict:
 
 def main(argv=None) -> int:
     from benchmarks import campaign
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.table4", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser
+    ap = ArgumentParser(prog="python -m benchmarks.table4", description=__doc__.splitlines()[0])
     ap.add_argument("--apps", default=",".join(APPS), help=f"comma-separated, of {', '.join(APPS)}")
     ap.add_argument("--samples", type=_counts, default=_counts("1000"),
                     help="images per vision application (>= 1): N, or per application: resnet20=200,resmlp=10 "
@@ -347,13 +349,35 @@ def main(argv=None) -> int:
         unknown = [a for a in args.samples if a != "*" and a not in APPS]
         if unknown:
             raise Table4Error(f"--samples names unknown application(s) {unknown}; known: {', '.join(APPS)}")
-        if min(*args.samples.values(), args.sentences, args.block, args.guarded, args.train_steps or 1) < 1:
-            raise Table4Error(f"--samples, --sentences, --guarded and --block must be >= 1 (got {args.samples}, "
-                              f"{args.sentences}, {args.guarded}, {args.block})")
+        _check_arguments(args, campaign)
         return _run(args, apps, campaign)
     except D2AError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        from ila.errors import report
+        return report(exc)
+
+
+def _check_arguments(args, campaign) -> None:
+    """Every option and file checked before any training or compilation (D2AError naming the value)."""
+    from ila.cli import check_count, check_int, output_file
+    from verify.ledger import load
+    for app, n in args.samples.items():
+        check_count("--samples" if app == "*" else f"--samples ({app})", n, item_bytes=POINT_BYTES, what="data points")
+    for opt in ("sentences", "guarded", "block"):
+        check_count(f"--{opt}", getattr(args, opt), item_bytes=POINT_BYTES, what="data points")
+    check_int("--train-steps", args.train_steps, 1)
+    from benchmarks.data import TEXT_DATASETS, VISION_DATASETS
+    if args.dataset not in ("auto", *VISION_DATASETS, *TEXT_DATASETS):
+        raise Table4Error(f"--dataset {args.dataset!r}: unknown data set (known: auto, "
+                          f"{', '.join(VISION_DATASETS + TEXT_DATASETS)})")
+    if args.report_only and args.scheduler is not None:
+        raise Table4Error(f"--scheduler {args.scheduler!r} does not apply to --report-only (no campaign runs)")
+    output_file(args.out, "--out")
+    output_file(args.ledger, "--ledger")
+    load(str(args.ledger))
+    if args.report_only:
+        campaign.load(campaign.results_path(args, RESULTS))
+    else:
+        campaign.check_arguments(args, RESULTS)
 
 
 def _run(args, apps, campaign) -> int:

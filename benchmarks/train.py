@@ -33,7 +33,6 @@ state dict, the configuration, the data set description, the metrics and the tra
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import importlib
@@ -429,7 +428,9 @@ def trained(model_name: str, *, dataset: str = "auto", config: TrainConfig | Non
 
 # ----------------------------------------------------------------------------- CLI
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.train", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser
+    from ila.errors import report
+    ap = ArgumentParser(prog="python -m benchmarks.train", description=__doc__.splitlines()[0])
     ap.add_argument("model", help=f"{', '.join(MODELS)} or all")
     ap.add_argument("--epochs", type=int, help="override the default configuration's epochs")
     ap.add_argument("--data", default="auto",
@@ -441,10 +442,9 @@ def main(argv=None) -> int:
     ap.add_argument("--max-steps", type=int, help="stop after this many steps (a quick check, not a result)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
-    if args.threads < 1:
-        ap.error(f"--threads must be >= 1 (got {args.threads})")
     names = MODELS if args.model == "all" else (args.model,)
     try:
+        _check_arguments(args, names)
         for name in names:
             _check_name(name)
             cfg = DEFAULTS[name]
@@ -460,9 +460,27 @@ def main(argv=None) -> int:
                 shutil.copyfile(t.path, dest)
                 print(f"  checkpoint copied to {dest}")
     except D2AError as exc:
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+        return report(exc)
     return 0
+
+
+def _check_arguments(args, names) -> None:
+    """Every option checked before any data is loaded or a model trained (D2AError naming the value)."""
+    from benchmarks.data import TEXT_DATASETS, VISION_DATASETS
+    from ila.cli import check_count, check_int, output_dir, output_file
+    for name in names:
+        _check_name(name)
+    check_int("--epochs", args.epochs, 1)
+    check_int("--max-steps", args.max_steps, 1)
+    check_count("--threads", args.threads, 1, item_bytes=8 << 20, what="threads")   # 8 MiB stacks
+    if args.data not in ("auto", *VISION_DATASETS, *TEXT_DATASETS):
+        raise TrainError(f"--data {args.data!r}: unknown data set (known: auto, "
+                         f"{', '.join(VISION_DATASETS + TEXT_DATASETS)})")
+    if args.out is not None:
+        if len(names) > 1 or args.out.is_dir():
+            output_dir(args.out, "--out")
+        else:
+            output_file(args.out, "--out")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ Model construction (cached per configuration) and simulator compilation are repo
 """
 from __future__ import annotations
 
-import argparse
 
 import time
 
@@ -91,9 +90,17 @@ def hlscnn(repeat: int):
 
 
 if __name__ == "__main__":
-    _ap = argparse.ArgumentParser(prog="python -m benchmarks.vta_hlscnn_speed",
+    import sys
+
+    from ila.cli import ArgumentParser, check_int
+    from ila.errors import D2AError, report
+    _ap = ArgumentParser(prog="python -m benchmarks.vta_hlscnn_speed",
                                   description="VTA and HLSCNN simulator speed")
     _ap.add_argument("repeats", nargs="?", type=int, default=3)
     r = _ap.parse_args().repeats
+    try:
+        check_int("repeats", r, 1, 2 ** 63 - 1)         # a count the machine's integers hold
+    except D2AError as exc:
+        sys.exit(report(exc))
     vta(r)
     hlscnn(r)

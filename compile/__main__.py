@@ -14,7 +14,6 @@ mapping registry names. Exit 0, or 2 on a user error (one line).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -25,7 +24,8 @@ from ila.errors import D2AError
 def main(argv=None) -> int:
     from compile.compiler import COSTS, MATCHING
     from compile.gate import CERTIFY, REQUIRE
-    ap = argparse.ArgumentParser(prog="python -m compile", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser
+    ap = ArgumentParser(prog="python -m compile", description=__doc__.splitlines()[0])
     ap.add_argument("model")
     ap.add_argument("--targets", default=None, help="comma-separated accelerators (all their mappings) or mapping "
                     "names (only those of their accelerator, e.g. hlscnn.conv2d_w8 for the original 8-bit-weight "
@@ -47,10 +47,17 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     try:
-        if args.max_iters < 0 or not (0 < args.time_limit < float("inf")) or not (0 < args.budget < float("inf")):
-            raise D2AError(f"--max-iters must be >= 0, --time-limit and --budget finite numbers > 0 "
-                           f"(got {args.max_iters}, {args.time_limit}, {args.budget})")
-        from compile.compiler import compile_graph
+        from ila.cli import check_int, check_seconds, output_dir
+        check_int("--max-iters", args.max_iters, 0)
+        check_seconds("--time-limit", args.time_limit)
+        check_seconds("--budget", args.budget)
+        check_int("--seed", args.seed, 0, 2 ** 64 - 1)
+        if args.emit:
+            output_dir(args.emit, "--emit")
+        from compile.compiler import compile_graph, selected
+        if args.targets is not None:
+            from mappings.registry import names
+            selected(tuple(t.strip() for t in args.targets.split(",") if t.strip()), names())
         t0 = time.perf_counter()
         from compile.applications import load_graph
         graph, example = load_graph(args.model, args.seed)

@@ -54,6 +54,21 @@ def load(name: str, seed: int = 0):
     return _call(name, eps[name].load(), seed)
 
 
+def check_inputs_fit(graph) -> None:
+    """ArgumentError (a D2AError) when the graph's inputs need more bytes than the machine has
+    available (checked before example inputs are allocated; names the largest input)."""
+    import math
+
+    import numpy as np
+    from ila.cli import check_memory
+    if not graph.inputs:
+        return
+    size = {v.name: math.prod(v.shape) * np.dtype(v.dtype).itemsize for v in graph.inputs}
+    big = max(graph.inputs, key=lambda v: size[v.name])
+    check_memory(sum(size.values()), f"the inputs of {graph.name or 'the model'} (the largest, {big.name!r}, of "
+                                     f"shape {list(big.shape)} {big.dtype})")
+
+
 def load_graph(model: str, seed: int = 0):
     """``(IR graph, example inputs)`` of ``model``: an application name or ``package.module:function``
     factory (imported with ``from_torch``; its own example inputs), or an ``.onnx`` file (seeded
@@ -64,6 +79,7 @@ def load_graph(model: str, seed: int = 0):
     from compile.frontend import from_onnx, from_torch
     if model.endswith(".onnx") or os.path.sep in model:
         g = from_onnx(model)
+        check_inputs_fit(g)
         rng = np.random.default_rng(seed)
         return g, {v.name: (rng.standard_normal(v.shape) if np.dtype(v.dtype).kind == "f" else np.zeros(v.shape))
                    .astype(v.dtype) for v in g.inputs}

@@ -10,14 +10,13 @@ error (unknown model, unreadable file, unsupported operator) is one ``error: ...
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 
 import numpy as np
 
-from ila.errors import D2AError
+from ila.errors import D2AError, report
 
 
 def _random_inputs(graph, rng):
@@ -37,12 +36,17 @@ def _rel(a, b) -> float:
 
 def main(argv=None) -> int:
     """The CLI; returns the exit code (2 for a user error)."""
-    ap = argparse.ArgumentParser(prog="python -m compile.run", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser, check_int
+    ap = ArgumentParser(prog="python -m compile.run", description=__doc__.splitlines()[0])
     ap.add_argument("model", help="application name (compile.applications), package.module:function, or .onnx path")
     ap.add_argument("--frontend", choices=["torch", "onnx"], default="torch",
                     help="for an application: import from PyTorch directly, or through an exported ONNX file")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    try:
+        check_int("--seed", args.seed, 0, 2 ** 64 - 1)
+    except D2AError as exc:
+        return report(exc)
     from compile.frontend import from_onnx
     from compile.runtime import run
     rng = np.random.default_rng(args.seed)
@@ -70,13 +74,14 @@ def main(argv=None) -> int:
             else:
                 graph = from_onnx(proto, name=args.model.rpartition(":")[2])
         t_import = time.perf_counter() - t0
+        from compile.applications import check_inputs_fit
+        check_inputs_fit(graph)
         feeds = _random_inputs(graph, rng)
         t0 = time.perf_counter()
         outs = run(graph, feeds)
         t_run = time.perf_counter() - t0
     except D2AError as exc:
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
+        return report(exc)
     print(f"{args.model}: {len(graph)} IR operators; import {t_import:.2f} s, host run {t_run:.3f} s")
     for k, o in enumerate(outs):
         print(f"output {k}: shape {tuple(o.shape)} first values {np.round(o.ravel()[:5], 5).tolist()}")

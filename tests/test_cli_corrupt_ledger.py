@@ -2,8 +2,8 @@
 entry with a missing or mistyped field: exactly one line ``error: ...`` on stderr naming the file
 (and the entry), exit 2, no traceback, and the file left byte for byte as it was.
 
-Commands in compile/ and benchmarks/ that do not do so yet are ``xfail(strict=True)`` with the
-reason (their owners fix them; a fixed one then fails here until its mark is removed)."""
+Commands that write a ledger check it before any work: benchmarks.proofs the ledger beside ``--out``,
+benchmarks.regenerate the committed ``paper_results/ledger.json`` itself."""
 import json
 import os
 import pathlib
@@ -27,16 +27,6 @@ CORRUPT = {
     "seconds-x": (json.dumps([dict(_ENTRY, seconds="x")]).encode(), "entry [0] (mapping 'flexasr.maxpool') field 'seconds'"),
 }
 
-_FIGURE7 = "benchmarks.figure7: compile_graph's LedgerError escapes main (traceback, exit 1)"
-_COSIM = "benchmarks.cosim: compile_graph's LedgerError escapes main (traceback, exit 1)"
-_TABLE1 = "benchmarks.table1: compile_graph's LedgerError escapes main (traceback, exit 1)"
-_PROOFS = ("benchmarks.proofs: reads the ledger only when each proof task records its verdict, so it runs every "
-           "proof first (minutes) and then reports each task's LedgerError (exit 1, many lines); it should check "
-           "the ledger beside --out before starting")
-_REGENERATE = ("benchmarks.regenerate: never checks paper_results/ledger.json itself; each step fails on its own "
-               "(here figure7's traceback) and the run reports failed steps (exit 1)")
-
-
 def _u(bad, tmp):          # the corrupt file is the user's ledger
     return {"D2A_LEDGER": str(bad), "D2A_LEDGER_BASE": ""}
 
@@ -57,11 +47,11 @@ CLIS = [
     ("compile-base", lambda bad, tmp: ["compile", "resnet20", "--targets", "vta"], _b, 300, True, None),
     ("compile.rewrites", lambda bad, tmp: ["compile.rewrites", "add_bias", "--samples", "1"], _u, 300, True, None),
     ("benchmarks.figure7", lambda bad, tmp: ["benchmarks.figure7", "--side", "4", "--ledger", str(bad), "--out",
-                                             str(tmp / "f7.md")], _b, 300, True, _FIGURE7),
+                                             str(tmp / "f7.md")], _b, 300, True, None),
     ("benchmarks.cosim", lambda bad, tmp: ["benchmarks.cosim", "--targets", "flexasr", "--images", "1", "--ledger",
-                                           str(bad), "--out", str(tmp / "c.md")], _b, 300, True, _COSIM),
+                                           str(bad), "--out", str(tmp / "c.md")], _b, 300, True, None),
     ("benchmarks.table1", lambda bad, tmp: ["benchmarks.table1", "--quick", "--certify", "none", "--ledger", str(bad),
-                                            "--out", str(tmp / "t1.md")], _b, 300, True, _TABLE1),
+                                            "--out", str(tmp / "t1.md")], _b, 300, True, None),
     ("benchmarks.table4", lambda bad, tmp: ["benchmarks.table4", "--apps", "lstm_wlm", "--sentences", "1", "--guarded",
                                             "1", "--train-steps", "5", "--workers", "1", "--no-progress", "--ledger",
                                             str(bad), "--results", str(tmp / "t4.jsonl"), "--out",
@@ -110,7 +100,6 @@ def test_a_corrupt_ledger_is_one_line_and_exit_2(tmp_path, argv, env, seconds, k
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=_PROOFS)
 def test_proofs_with_a_corrupt_ledger(tmp_path):
     data, says = CORRUPT["no-digest"]
     bad = tmp_path / "ledger.json"                 # benchmarks.proofs writes the ledger beside --out
@@ -123,7 +112,6 @@ def test_proofs_with_a_corrupt_ledger(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=_REGENERATE)
 def test_regenerate_with_a_corrupt_committed_ledger(tmp_path):
     tree = tmp_path / "tree"                       # a copy: regenerate writes paper_results/ of its own tree
     for pkg in ("ila", "mappings", "verify", "compile", "benchmarks"):

@@ -229,7 +229,7 @@ def test_certificates_go_to_the_ledger_with_a_closure_digest(tmp_path):
 def test_cli_refuses_bad_input_in_process(capsys):
     from compile.rewrites.__main__ import main
     assert main(["nope"]) == 2 and "unknown rewrite" in capsys.readouterr().err
-    assert main(["--samples", "0"]) == 2 and "--samples must be" in capsys.readouterr().err
+    assert main(["--samples", "0"]) == 2 and "--samples 0: must be" in capsys.readouterr().err
     assert main(["--broken", "--list"]) == 0 and "unguarded_lstm_fold" in capsys.readouterr().out
 
 
@@ -244,6 +244,6 @@ def test_cli(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "compile.rewrites", "--broken", "--samples", "3",
                           "unguarded_transpose_pair", "unguarded_add_bias"], env=env, capture_output=True, text=True)
     assert bad.returncode == 0 and bad.stdout.count("REFUTED") == 2, bad.stdout + bad.stderr
-    for argv, says in ((["nope"], "unknown rewrite"), (["--samples", "0"], "--samples must be")):
+    for argv, says in ((["nope"], "unknown rewrite"), (["--samples", "0"], "--samples 0: must be")):
         r = subprocess.run([sys.executable, "-m", "compile.rewrites", *argv], env=env, capture_output=True, text=True)
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr

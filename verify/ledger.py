@@ -44,7 +44,6 @@ not of today's sources: nothing trusts them) are counted, not re-run.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import importlib
@@ -588,8 +587,8 @@ def recheck(path=None, *, sample: int | None = None, seed: int | None = None, ma
 
 # ----------------------------------------------------------------------------- the CLI
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m verify.ledger",
-                                 description="show the proof ledger, or re-run its entries (--recheck)")
+    from ila.cli import ArgumentParser
+    ap = ArgumentParser(prog="python -m verify.ledger", description="show the proof ledger, or re-run its entries (--recheck)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--path", help="one ledger file (default: $D2A_LEDGER, else the per-user file, over the "
                                    "committed paper_results/ledger.json or $D2A_LEDGER_BASE)")
@@ -605,6 +604,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not args.recheck and (args.sample, args.seed, args.max_seconds, args.timeout) != (None,) * 4:
             raise LedgerError("--sample, --seed, --max-seconds and --timeout apply to --recheck only")
+        if args.path is not None and not os.path.lexists(args.path):
+            raise LedgerError(f"--path {args.path!r}: no such ledger file")
         if args.sample is not None and args.sample < 1:
             raise LedgerError(f"--sample {args.sample}: must be >= 1")
         if args.seed is not None and args.sample is None:
@@ -623,12 +624,8 @@ def main(argv: list[str] | None = None) -> int:
         where = layers(args.path)
         live = {id(e) for e in current([e for _, e in rows])}
     except D2AError as exc:
-        msg = " ".join(str(exc).split())
-        if args.json:
-            print(json.dumps({"error": msg}))
-        else:
-            print(f"error: {msg}", file=sys.stderr)
-        return 2
+        from ila.errors import report
+        return report(exc, args.json)
     if args.json:
         print(json.dumps([{**e, "layer": layer, "valid": id(e) in live} for layer, e in rows], indent=1))
         return 0

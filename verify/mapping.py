@@ -30,8 +30,9 @@ EXIT_OK, EXIT_FAIL, EXIT_UNKNOWN = 0, 1, 2
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m verify.mapping",
-                                description="Check an IR-accelerator mapping by simulation, fuzzing, BMC or CHC.")
+    from ila.cli import ArgumentParser
+    p = ArgumentParser(prog="python -m verify.mapping",
+                       description="Check an IR-accelerator mapping by simulation, fuzzing, BMC or CHC.")
     p.add_argument("name", nargs="?", help="mapping name, accelerator.operation (see --list)")
     p.add_argument("--list", action="store_true", help="list the registered mappings")
     p.add_argument("--method", default="chc", choices=["sim", "fuzz", "bmc", "chc"])
@@ -66,6 +67,8 @@ def _check_options(args) -> None:
         raise MappingError(f"--seed {args.seed}: must be >= 0")
     if args.samples <= 0:
         raise MappingError(f"--samples {args.samples}: must be >= 1")
+    from ila.cli import check_count
+    check_count("--samples", args.samples, item_bytes=64, what="samples")   # an error statistic per sample
     proof = args.method in ("bmc", "chc")
     refused = [(args.infer, "--infer", args.method != "chc"), (args.spacer is not None, "--spacer", args.method != "chc"),
                (args.emit_smt is not None, "--emit-smt", not proof), (args.timeout is not None, "--timeout", not proof),
@@ -83,8 +86,8 @@ def _check_options(args) -> None:
         parent = os.path.dirname(os.path.abspath(d))
         if not os.path.isdir(d) and not os.path.isdir(parent):
             raise MappingError(f"--emit-smt {d!r}: its parent directory {parent!r} does not exist")
-        if not os.access(d if os.path.isdir(d) else parent, os.W_OK):
-            raise MappingError(f"--emit-smt {d!r}: not writable")
+        from ila.cli import output_dir
+        output_dir(d, "--emit-smt")
 
 
 def _emit(args, payload: dict, text: str) -> None:
@@ -188,12 +191,8 @@ def main(argv: list[str] | None = None) -> int:
             return _validation(args, m)
         return _proof(args, m)
     except D2AError as exc:
-        msg = " ".join(str(exc).split())
-        if args.json:
-            print(json.dumps({"error": msg}))
-        else:
-            print(f"error: {msg}", file=sys.stderr)
-        return EXIT_UNKNOWN
+        from ila.errors import report
+        return report(exc, args.json)           # EXIT_UNKNOWN
 
 
 if __name__ == "__main__":

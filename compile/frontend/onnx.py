@@ -77,14 +77,21 @@ def _load(model_or_path):
         return model_or_path, "model"
     try:
         if isinstance(model_or_path, (bytes, bytearray)):
-            return onnx.load_from_string(bytes(model_or_path)), "model"
-        path = os.fspath(model_or_path)
-        return onnx.load(path), os.path.basename(path)
+            model, label = onnx.load_from_string(bytes(model_or_path)), "model"
+        else:
+            path = os.fspath(model_or_path)
+            model, label = onnx.load(path), os.path.basename(path)
     except FileNotFoundError:
         raise ModelLoadError(f"ONNX model {model_or_path!s}: no such file") from None
+    except IsADirectoryError:
+        raise ModelLoadError(f"ONNX model {model_or_path!s}: is a directory, not a file") from None
     except Exception as exc:                          # protobuf decode errors have no common base
         raise ModelLoadError(f"ONNX model {model_or_path!s} cannot be read: {type(exc).__name__}: "
                              f"{str(exc)[:200] or 'truncated or not an ONNX protobuf'}") from None
+    if not model.HasField("graph"):                   # protobuf reads 0 bytes as an empty message
+        where = "model" if isinstance(model_or_path, (bytes, bytearray)) else f"{model_or_path!s}"
+        raise ModelLoadError(f"ONNX model {where}: has no graph (an empty file, or not an ONNX model)")
+    return model, label
 
 
 def _attrs(node) -> dict:

@@ -10,15 +10,15 @@ instead (each must be refuted; nothing is recorded). Exit 0 when every rewrite i
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
-from ila.errors import D2AError
+from ila.errors import D2AError, report
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m compile.rewrites", description=__doc__.splitlines()[0])
+    from ila.cli import ArgumentParser, check_count, check_int, check_seconds
+    ap = ArgumentParser(prog="python -m compile.rewrites", description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="rewrites to certify (default: all)")
     ap.add_argument("--list", action="store_true", help="list the rewrites and exit")
     ap.add_argument("--broken", action="store_true", help="certify the seeded wrong rewrites (must be refuted)")
@@ -26,13 +26,16 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=120.0, help="solver timeout per exact check (s, > 0)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    try:
+        check_int("--samples", args.samples, 1)
+        check_count("--samples", args.samples, item_bytes=512, what="property-test cases")
+        check_seconds("--timeout", args.timeout)
+    except D2AError as exc:
+        return report(exc, args.json)
     from compile.rewrites import registry
     from compile.rewrites.broken import BROKEN
     pool = {r.name: r for r in BROKEN} if args.broken else registry()
     try:
-        if args.samples < 1 or not (0 < args.timeout < float("inf")):
-            raise D2AError(f"--samples must be >= 1 and --timeout a finite number > 0 (got {args.samples}, "
-                           f"{args.timeout})")
         unknown = [n for n in args.names if n not in pool]
         if unknown:
             raise D2AError(f"unknown rewrite(s) {unknown}; known: {', '.join(pool)}")
@@ -54,7 +57,6 @@ def main(argv=None) -> int:
             if not args.json:
                 print(f"{cert.summary()} [{cert.seconds:.1f} s]", flush=True)
     except D2AError as exc:
-        from compile.errors import report
         return report(exc, args.json)
     if args.json:
         print(json.dumps(out, indent=1))

@@ -227,14 +227,15 @@ def fragment_main(port_ref: str, argv=None, prog: str | None = None) -> int:
     executes the fragment from reset, prints the data of every read and the non-zero words of the
     machine's memories (``--json``: the same as JSON). Exit 0 after a run; 2 with one ``error:``
     line for a malformed fragment or a command the model rejects."""
-    import argparse
     import importlib
     import sys
+
+    from ila.cli import ArgumentParser
     mod, _, attr = port_ref.partition(":")
     port: MachinePort = getattr(importlib.import_module(mod), attr)
-    ap = argparse.ArgumentParser(prog=prog or f"python -m ila.models.{port.name}.run",
-                                 description=f"Run a {port.name} program fragment (3LA-style JSON) on the {port.name} "
-                                             "ILA simulator, from the reset state.")
+    ap = ArgumentParser(prog=prog or f"python -m ila.models.{port.name}.run",
+                        description=f"Run a {port.name} program fragment (3LA-style JSON) on the {port.name} "
+                                    "ILA simulator, from the reset state.")
     ap.add_argument("fragment", help="program-fragment JSON file")
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     args = ap.parse_args(argv)
