@@ -93,6 +93,7 @@ def test_a_non_default_attribute_is_refused_or_handled(name, op, attr):
     assert rep.passed or rep.failure, rep.summary()
 
 
+@pytest.mark.slow
 def test_the_dilated_convolution_of_the_issue_is_not_offloaded(tmp_path):
     """Kernel 2, dilation 2, stride 3 on a 12x12 input through the front-end's NCHW form and every
     certified rewrite: not offloaded to HLSCNN (closed patterns and guards), or, if offloaded,
