@@ -132,11 +132,30 @@ class Phase:
 @dataclass(eq=False)
 class Side:
     """One side's ILA and its exact emitted stream (``commands``), with initial state overrides
-    (``init``, e.g. VTA's DRAM zero at reset: name -> value or numpy array)."""
+    (``init``, e.g. VTA's DRAM zero at reset: name -> value or numpy array). ``host(cmd)``: for a
+    command the machine's runner executes instead of the ILA (a driver read, a reset), its meaning:
+    ``("read", [(memory, address), ...])`` -- the read returns those cells, in order, as they are
+    at that point of the stream -- or ``("reset",)`` -- every state and memory back to its reset
+    value; None for an ILA command."""
     name: str
     ila: Any
     commands: list
     init: dict = field(default_factory=dict)
+    host: Callable[[dict], Any] | None = None
+
+
+@dataclass(eq=False)
+class ReadBack:
+    """The driver's read-back of a side's reads (claim ``read-back``): ``fn(reads)`` is the
+    driver's own function from the list of reads (arrays of element values, in stream order) to
+    the result tensor; ``outputs(k)`` names, for flat result element k (of ``count``), the output
+    phase and the values of its params whose tracked cell the element must be. The checker runs
+    ``fn`` on symbolic reads (one symbol per cell and read) and proves element k is the read of
+    that cell, taken after the phase's loop with no write to its memory in between."""
+    side: str
+    fn: Callable[[list], Any]
+    outputs: Callable[[int], tuple]
+    count: int
 
 
 @dataclass(eq=False)
@@ -169,3 +188,4 @@ class PhaseProof:
     size_vars: list = field(default_factory=list)
     cex_shapes: tuple = ()
     pieces: Callable[[], list] | None = None       # split proofs: keys of independently checkable pieces
+    readback: ReadBack | None = None

@@ -507,7 +507,26 @@ class _Walk:
                 state[k] = _const(v, ila.state(k).sort)
         exits: list[Expr] = []
         loop_ended = False
+        self.host_reads: list = []          # (position, [(memory, address), ...])
+        self.resets: list = []
         for n, cmd in enumerate(side.commands):
+            h = side.host(cmd) if side.host is not None else None
+            if h is not None:
+                self.fired.append(None)
+                if h[0] == "read":
+                    self.host_reads.append((n, [(m, int(a)) for m, a in h[1]]))
+                elif h[0] == "reset":
+                    self.resets.append(n)
+                    for v in ila.all_states():
+                        if v.sort.is_mem:
+                            self.mem_writes.setdefault(v.name, []).append(n)
+                    state = {v.name: symbol(f"{side.name}.reset{n}.{v.name}", v.sort) for v in ila.all_states()}
+                    for k, v in reset_state(ila).items():
+                        state[k] = _const(v, ila.state(k).sort)
+                    loop_ended, exits = False, []
+                else:
+                    raise PhaseError(f"{side.name}: command {n}: unknown host command kind {h[0]!r}")
+                continue
             key = tuple(cmd.get(k, 0) for k in self.keys) + tuple(state[k] for k in self.key_states)
             if any(isinstance(v, Expr) and not v.is_const for v in key[:len(self.keys)]) or \
                     any(not v.is_const for v in key[len(self.keys):]):
@@ -612,21 +631,55 @@ class _Images:
             self._plans[id(ins)] = plan
         return plan
 
+    def _fast(self, ins, plan):
+        """(input names, [(memory, [(address fn, data fn)])]) compiled from the plan's terms when
+        they use only inputs and the operators :func:`_compile_term` takes; else None."""
+        key = ("fast", id(ins))
+        if key not in self._plans:
+            try:
+                names = sorted({v.name for v in self._used(ins, plan)})
+                out = [(s, [(_compile_term(a, True), _compile_term(d, False)) for a, d in chain]) for s, chain in plan]
+                self._plans[key] = (names, out)
+            except _NoTags:
+                self._plans[key] = None
+        return self._plans[key]
+
+    def _used(self, ins, plan) -> list:
+        key = ("used", id(ins))
+        used = self._plans.get(key)
+        if used is None:
+            used = self._plans[key] = [v for v in toposort([e for _, chain in plan for pair in chain for e in pair])
+                                       if v.op is Op.VAR and v.payload[0] == "input"]
+        return used
+
     def run(self, upto: int) -> None:
         walk = self.walk
         ila = walk.ila
         inputs = {v.name: v for v in ila.all_inputs()}
         for n in range(self.upto, upto):
             ins, cmd = walk.fired[n], walk.side.commands[n]
+            if ins is None:                      # a host command: a reset clears every memory
+                if n in walk.resets:
+                    self.images = {}
+                continue
             plan = self._plan(ins)
             if not plan:
                 continue
             if any(not s.sort.is_mem for s in ins.updates):
                 raise PhaseError(f"{walk.side.name}: command {n} ({ins.name}) writes memory and state; lemmas take "
                                  "pure data transfers only")
+            fast = self._fast(ins, plan)
+            if fast is not None:
+                vals = {name: cmd.get(name, 0) for name in fast[0]}
+                for s, chain in fast[1]:
+                    img = self.images.setdefault(s.name, {})
+                    for fa, fd in chain:
+                        a, d = fa(vals), fd(vals)
+                        img[a] = d if isinstance(d, Expr) else _const(d, BvSort(s.sort.data_width))
+                continue
             env = {}
-            for name, v in inputs.items():
-                val = cmd.get(name, 0)
+            for v in self._used(ins, plan):
+                val = cmd.get(v.name, 0)
                 env[v] = val if isinstance(val, Expr) else _const(val, v.sort)
             ev = _Eval(env, self.images, ila)
             for s, chain in plan:
@@ -637,6 +690,62 @@ class _Images:
                         raise PhaseError(f"{walk.side.name}: command {n} writes {s.name} at a symbolic address")
                     img[addr.payload] = ev(d)
         self.upto = max(self.upto, upto)
+
+
+def _compile_term(e: Expr, want_int: bool):
+    """A function of the command's input values (ints, or terms for data inputs) computing ``e``
+    with the semantics of its operators: bit-vector arithmetic on ints (masked to the width), and
+    :func:`bits` for an extract of a term. Raises _NoTags for other operators (the caller then
+    uses the general evaluator)."""
+    w = e.sort.width if e.sort.is_bv else 1
+    m = (1 << w) - 1
+    if e.op is Op.CONST:
+        v = e.payload
+        return lambda vals: v
+    if e.op is Op.VAR and e.payload[0] == "input":
+        name = e.name
+        if want_int:
+            return lambda vals: _int(vals[name], name)
+        return lambda vals: vals[name]
+    if e.op in (Op.ADD, Op.SUB, Op.MUL, Op.SHL, Op.LSHR, Op.BVAND, Op.BVOR) and want_int:
+        fa, fb = _compile_term(e.args[0], True), _compile_term(e.args[1], True)
+        op = {Op.ADD: lambda a, b: a + b, Op.SUB: lambda a, b: a - b, Op.MUL: lambda a, b: a * b,
+              Op.SHL: lambda a, b: a << b if b < w else 0, Op.LSHR: lambda a, b: a >> b,
+              Op.BVAND: lambda a, b: a & b, Op.BVOR: lambda a, b: a | b}[e.op]
+        return lambda vals: op(fa(vals), fb(vals)) & m
+    if e.op is Op.ZEXT and want_int:
+        fa = _compile_term(e.args[0], True)
+        return fa
+    if e.op is Op.EXTRACT:
+        hi, lo = e.payload
+        x, sh = e.args[0], 0
+        if x.op is Op.LSHR and x.args[1].op is Op.CONST:
+            x, sh = x.args[0], x.args[1].payload
+        if hi + sh >= x.sort.width:
+            raise _NoTags("extract beyond the width")
+        fx = _compile_term(x, False)
+        hw = hi - lo + 1
+
+        def ext(vals):
+            v = fx(vals)
+            if isinstance(v, Expr):
+                r = bits(v, hi + sh, lo + sh)
+                if want_int:
+                    if r.op is not Op.CONST:
+                        raise PhaseError("a symbolic value where an address is computed")
+                    return r.payload
+                return r
+            return (int(v) >> (lo + sh)) & ((1 << hw) - 1)
+        return ext
+    raise _NoTags(f"operator {e.op.name}")
+
+
+def _int(v, name):
+    if isinstance(v, Expr):
+        if v.op is not Op.CONST:
+            raise PhaseError(f"input {name} is symbolic where an address is computed")
+        return v.payload
+    return int(v)
 
 
 def _const(val, sort):
@@ -708,8 +817,147 @@ def bits(e: Expr, hi: int, lo: int, rw: Rewriter | None = None) -> Expr:
         return rw.build(Op.EXTRACT, BvSort(hi - lo + 1), (e,), (hi, lo))
 
 
+class _Tags:
+    """A region's value at every point of a box, vectorised: per point either a number (``kind``
+    0, ``num``) or the data symbol ``data[arrays[arr]][idx]`` (``kind`` 1) under the chain of
+    width operations ``chain`` (sign/zero extensions and extracts, the same for every symbolic
+    point)."""
+
+    def __init__(self, kind, arr, idx, num, chain=()):
+        self.kind, self.arr, self.idx, self.num, self.chain = kind, arr, idx, num, chain
+
+
+class _NoTags(Exception):
+    pass
+
+
+def _tags(e: Expr, env: dict, n: int, data_ids: dict) -> _Tags:
+    """The :class:`_Tags` of ``e`` over the points (``env``: param name -> array of n values);
+    raises _NoTags for a shape it does not vectorise (the caller checks point by point)."""
+    import numpy as np
+    from ila.compile_np import evaluate
+    memo: dict[int, object] = {}
+
+    def has_data(x):
+        return any(m.op is Op.LOAD and m.args[0].uid in data_ids for m in toposort([x]))
+
+    def num(x):
+        v = evaluate([x], env)[0]
+        v = np.broadcast_to(np.asarray(v), (n,))
+        return v
+
+    def go(x) -> _Tags:
+        if x.uid in memo:
+            return memo[x.uid]
+        if not has_data(x):
+            v = num(x)
+            out = _Tags(np.zeros(n, np.int8), np.zeros(n, np.int64), np.zeros(n, np.int64),
+                        v.astype(object) if x.sort.is_bv and x.sort.width > 63 else v.astype(np.uint64))
+        elif x.op is Op.LOAD and x.args[0].uid in data_ids:
+            if has_data(x.args[1]):
+                raise _NoTags("a data index depends on data")
+            out = _Tags(np.ones(n, np.int8), np.full(n, data_ids[x.args[0].uid], np.int64),
+                        num(x.args[1]).astype(np.int64), np.zeros(n, np.uint64))
+        elif x.op is Op.ITE:
+            c = num(x.args[0]).astype(bool)
+            a, b = go(x.args[1]), go(x.args[2])
+            ka, kb_ = a.kind == 1, b.kind == 1
+            if ka.any() and kb_.any() and a.chain != b.chain:
+                raise _NoTags("branches with different chains")
+            chain = a.chain if ka.any() else b.chain
+            out = _Tags(np.where(c, a.kind, b.kind), np.where(c, a.arr, b.arr), np.where(c, a.idx, b.idx),
+                        np.where(c, a.num, b.num), chain)
+        elif x.op in (Op.SEXT, Op.ZEXT, Op.EXTRACT) and x.args[0].sort.is_bv:
+            a = go(x.args[0])
+            if (a.kind == 0).any():
+                raise _NoTags("a width operation on mixed values")
+            out = _Tags(a.kind, a.arr, a.idx, a.num, a.chain + ((x.op, x.payload, x.sort.width),))
+        else:
+            raise _NoTags(f"operator {x.op.name} over data")
+        memo[x.uid] = out
+        return out
+    return go(e)
+
+
+def _descriptor(t: Expr, sym_index: dict):
+    """An image term as (kind, arr, idx, num, chain): a constant, or a data symbol under width
+    operations; None for anything else."""
+    chain = []
+    x = t
+    if x.op is Op.CONST:
+        return (0, 0, 0, x.payload, ())
+    while x.op in (Op.SEXT, Op.ZEXT, Op.EXTRACT):
+        chain.append((x.op, x.payload, x.sort.width))
+        x = x.args[0]
+    hit = sym_index.get(x.uid)
+    if hit is None:
+        return (2, -1, -1, 0, ()) if x.op is Op.VAR else None     # another symbol, or an unclassified term
+    return (1, hit[0], hit[1], 0, tuple(reversed(chain)))
+
+
+def check_lemma_fast(lem: Lemma, images: _Images, ila, limit: int = 3) -> list[str] | None:
+    """:func:`check_lemma` vectorised over the box (numpy evaluation of the region's domain,
+    address, and of its value as a data symbol or a number per point, compared with the image's
+    terms classified the same way); None when the region's value has a shape it does not take
+    (the caller falls back to the point-by-point check)."""
+    import numpy as np
+    from ila.compile_np import evaluate
+    images.run(lem.at)
+    img = images.images.get(lem.region.memory, {})
+    r = lem.region
+    grids = np.meshgrid(*[np.arange(rg.start, rg.stop, rg.step or 1, dtype=np.uint64) for rg in lem.box], indexing="ij")
+    n = grids[0].size if grids else 1
+    env = {p.name: g.reshape(-1) for p, g in zip(r.params, grids)}
+    data_ids = {a.uid: k for k, a in enumerate(lem.data)}
+    arrays = [list(v) for v in lem.data.values()]
+    sym_index = {s.uid: (k, i) for k, vals in enumerate(arrays) for i, s in enumerate(vals) if isinstance(s, Expr)}
+    try:
+        tags = _tags(r.val, env, n, data_ids)
+    except _NoTags:
+        return None
+    dom = np.broadcast_to(np.asarray(evaluate([r.dom], env)[0]), (n,)).astype(bool)
+    addr = np.broadcast_to(np.asarray(evaluate([r.addr], env)[0]), (n,)).astype(np.int64)
+    keys = np.array(sorted(img), dtype=np.int64)
+    desc = [_descriptor(img[int(a)], sym_index) for a in keys]
+    if any(d is None for d in desc):
+        return None                     # an image term of another shape: the point-by-point check decides
+    dw = ila.state(r.memory).sort.data_width
+    unw = (0, 0, 0, lem.unwritten if lem.unwritten is not None else -1, ())
+    pos = np.searchsorted(keys, addr)
+    found = (pos < len(keys)) & (keys[np.minimum(pos, len(keys) - 1)] == addr) if len(keys) else np.zeros(n, bool)
+    kinds = np.array([d[0] for d in desc] + [unw[0]], np.int8)
+    arrs = np.array([d[1] for d in desc] + [0], np.int64)
+    idxs = np.array([d[2] for d in desc] + [0], np.int64)
+    nums = np.array([d[3] for d in desc] + [unw[3]], object)
+    chains = [d[4] for d in desc] + [()]
+    j = np.where(found, pos, len(keys))
+    chain_ok = np.array([chains[k] == tags.chain for k in range(len(chains))])
+    got_sym = kinds[j] == 1
+    want_sym = tags.kind == 1
+    ok = np.where(want_sym, got_sym & (arrs[j] == tags.arr) & (idxs[j] == tags.idx) & chain_ok[j],
+                  ~got_sym & (nums[j] == (tags.num.astype(object) % (1 << dw))))
+    if lem.unwritten is None:
+        ok &= found
+    bad = np.nonzero(dom & ~ok)[0]
+    out = []
+    for k in bad[:limit]:
+        point = tuple(int(env[p.name][k]) for p in r.params)
+        t = img.get(int(addr[k]))
+        out.append(f"{lem.name}: {r.memory}[{int(addr[k]):#x}] (point {point}) holds "
+                   f"{t.short() if t is not None else 'the unwritten value'}, not the declared value")
+    return out
+
+
 def check_lemma(lem: Lemma, images: _Images, ila, limit: int = 3) -> list[str]:
     """The violations of ``lem`` (empty: it holds at every point of its box)."""
+    fast = check_lemma_fast(lem, images, ila, limit)
+    if fast is not None:
+        return fast
+    return check_lemma_slow(lem, images, ila, limit)
+
+
+def check_lemma_slow(lem: Lemma, images: _Images, ila, limit: int = 3) -> list[str]:
+    """The violations of ``lem``, point by point (symbolic substitution at each point)."""
     import itertools
     from ila.expr import bv_const
     images.run(lem.at)
@@ -767,6 +1015,8 @@ class _Checker:
         self.phases = {(p.side, p.name): p for p in proof.phases}
         self.walks: dict[str, _Walk] = {}
         self.resolved: list = []          # the current phase's fact instances (array, addr, dom, val)
+        self._live = None                 # instructions a split phase's base part found may fire
+        self._live_out = None
         import os
         self.emit_dir = os.environ.get("D2A_PHASES_EMIT")      # SMT-LIB of every clause not shown valid
 
@@ -879,6 +1129,11 @@ class _Checker:
         mem = self.sides[phase.side].ila.state(phase.memory)
         outs = [symbol(f"out.{phase.side}.{phase.name}.{k}", BvSort(mem.sort.data_width)) for k in range(len(phase.addrs))]
         posts = []
+        whole = phase.invariant is None          # inferred invariants: everything per case
+        if not whole:
+            st, sysm0, _, post0 = self._phase(dataclasses.replace(phase, split=None), "", "base")
+            worst = worst.worst(st)
+            self._live = self._live_out
         for v in values:
             sub = Rewriter({param: bv_const(int(v), param.sort.width)})
 
@@ -893,12 +1148,18 @@ class _Checker:
             case = dataclasses.replace(phase, addrs=[sub.one(a) for a in phase.addrs], pre=sub.one(phase.pre),
                                        facts=facts, axioms=many(phase.axioms), invariant=one(phase.invariant),
                                        candidates=many(phase.candidates), post=one(phase.post), split=None)
-            st, sysm, _, post = self._phase(case, f"[{param.name}={v}]")
+            st, sysm, _, post = self._phase(case, f"[{param.name}={v}]", "all" if whole else "writers")
             worst = worst.worst(st)
-            posts.append(implies(param.eq(v), Rewriter(dict(zip(sysm.cells, outs))).one(post)))
+            if whole:
+                posts.append(implies(param.eq(v), Rewriter(dict(zip(sysm.cells, outs))).one(post)))
+        self._live = None
+        if not whole:
+            posts = [Rewriter(dict(zip(sysm0.cells, outs))).one(post0)]
         return worst, outs, land(*posts)
 
-    def _phase(self, phase: Phase, case: str) -> tuple[Status, PhaseSystem, dict, Expr]:
+    def _phase(self, phase: Phase, case: str, part: str = "all") -> tuple[Status, PhaseSystem, dict, Expr]:
+        """``part``: 'all' clauses, 'base' (all but the consecution of the instructions that write
+        the tracked cells), or 'writers' (only those: a split phase proves them per case)."""
         side = self.sides[phase.side]
         ila = side.ila
         start_state = self.walks[phase.side].starts[phase.name]
@@ -938,7 +1199,9 @@ class _Checker:
         worst = Status.HOLDS
         at_start = Rewriter({**full, **start})
         fx0 = [tuple(at_start.one(e) for e in f) for f in fx]
-        worst = worst.worst(self.valid(f"{name}: initiation", implies(at_start.one(hyp), at_start.one(inv)), fx0))
+        base_part = part in ("all", "base")
+        if base_part:
+            worst = worst.worst(self.valid(f"{name}: initiation", implies(at_start.one(hyp), at_start.one(inv)), fx0))
         pins = _pins(inv, sysm)
         pin = Rewriter(pins)
         pin_eqs = land(*[v.eq(e) for v, e in pins.items()])
@@ -946,19 +1209,23 @@ class _Checker:
         def pinned(f):
             return implies(pin_eqs, pin.one(f))
         live = []
-        for k, (_, f) in enumerate(sysm.fires):
+        for k, (iname, f) in enumerate(sysm.fires):
+            if self._live is not None and iname not in self._live:
+                continue                         # shown never to fire by the split phase's base part
             if Rewriter().one(pin.one(land(inv, f))) is FALSE:
                 continue
             st0, _, _ = _valid(pinned(implies(inv, ~f)), solver=self.solver, timeout=5.0, abstract=False)
             if st0 is not Status.HOLDS:          # the instruction may fire under the invariant
                 live.append((k, f))
+        if part == "base":
+            self._live_out = {sysm.fires[k][0] for k, _ in live}
         forbidden = [f for k, f in live if sysm.forbidden[k]]
-        if forbidden:
+        if forbidden and base_part:
             names = sorted({m for k, _ in live for m in sysm.forbidden[k]})
             worst = worst.worst(self.valid(f"{name}: no instruction writing {', '.join(names)} fires",
                                            pinned(implies(land(hyp, inv), ~lor(*forbidden)))))
         pairs = [implies(land(fi, fj), FALSE) for a, (ki, fi) in enumerate(live) for kj, fj in live[a + 1:]]
-        if pairs:
+        if pairs and base_part:
             st0, secs0, _ = _valid(pinned(implies(inv, land(*pairs))), solver=self.solver, timeout=self.timeout or 20.0)
             if st0 is Status.HOLDS:
                 self.rows.append(Row(f"{name}: the instructions exclude each other", st0, secs0))
@@ -968,6 +1235,9 @@ class _Checker:
         for k, _ in live:
             (iname, fire), nxt, st = sysm.fires[k], sysm.next_by_instr[k], sysm.stores[k]
             if sysm.forbidden[k]:
+                continue
+            writes_cells = any(nxt[c] is not c for c in sysm.cells)
+            if (part == "base" and writes_cells) or (part == "writers" and not writes_cells):
                 continue
             base = land(hyp, inv, fire)
             if st and phase.write_region is not None:
@@ -986,8 +1256,9 @@ class _Checker:
             for j, c in enumerate(_conjuncts(inv)):
                 worst = worst.worst(self.valid(f"{name}: consecution [{iname}] #{j}", pinned(implies(base, rw.one(c))),
                                                fxp, reps))
-        worst = worst.worst(self.valid(f"{name}: exit", pinned(implies(land(hyp, inv, ~sysm.enabled), post_all)),
-                                       [tuple(pin.one(e) for e in f) for f in fx]))
+        if base_part:
+            worst = worst.worst(self.valid(f"{name}: exit", pinned(implies(land(hyp, inv, ~sysm.enabled), post_all)),
+                                           [tuple(pin.one(e) for e in f) for f in fx]))
         if inferred:
             self.notes.append(inferred)
         loopvars = {v.uid for v in sysm.states}
@@ -1115,6 +1386,12 @@ def run(proof: PhaseProof, *, solver: str = "z3", timeout: float | None = None, 
             worst = worst.worst(st)
         posts[p.name] = post
         cells[p.name] = out_cells
+    if proof.readback is not None and want("readback"):
+        t1 = time.perf_counter()
+        bad = check_readback(proof, ck.walks[proof.readback.side])
+        ck.rows.append(Row("read-back: every result element is the read of its tracked cell", Status.FAILS if bad
+                           else Status.HOLDS, time.perf_counter() - t1, "; ".join(bad)))
+        worst = worst.worst(ck.rows[-1].status)
     if want("final"):
         t1 = time.perf_counter()
         outs = []
@@ -1140,17 +1417,62 @@ def run(proof: PhaseProof, *, solver: str = "z3", timeout: float | None = None, 
                                    f"command {tops[0]} writes {p.memory}"))
                 worst = Status.FAILS
         F = _Final(cells)
-        hyp = land(proof.pre, *[p.pre for p in outs], *[posts[p.name] for p in outs], *proof.final_axioms(F))
+        # each output phase's post-condition holds under its own precondition (a multi-pass program's
+        # passes track disjoint cells: their preconditions are never all true together)
+        hyp = land(proof.pre, *[implies(p.pre, posts[p.name]) for p in outs], *proof.final_axioms(F))
         worst = worst.worst(ck.valid("final: the output cells agree", implies(hyp, proof.final(F))))
         ck.rows[-1].seconds += time.perf_counter() - t1 - ck.rows[-1].seconds
     return worst, ck.rows, ck.notes
+
+
+def check_readback(proof: PhaseProof, walk: _Walk, limit: int = 3) -> list[str]:
+    """The read-back lemma (:class:`mappings.phases.ReadBack`): the driver's read-back function on
+    symbolic reads returns, for every result element, the read of the declared output phase's
+    tracked cell at the element's params, read after that phase's loop with no write to its memory
+    in between (top-level writes, resets, or a later phase that may write the memory). Violations."""
+    import numpy as np
+    from ila.expr import bv_const
+    rb = proof.readback
+    ila = proof.sides[rb.side].ila
+    reads, origin = [], {}
+    for q, cells in walk.host_reads:
+        row = []
+        for m, a in cells:
+            sym = symbol(f"read{q}.{m}[{a:#x}]", BvSort(ila.state(m).sort.data_width))
+            origin[sym.uid] = (q, m, a)
+            row.append(sym)
+        reads.append(np.array(row, dtype=object))
+    out = np.asarray(rb.fn(reads), dtype=object).reshape(-1)
+    if out.size != rb.count:
+        return [f"the read-back returns {out.size} elements, the proof declares {rb.count}"]
+    phases = {p.name: p for p in proof.phases if p.side == rb.side}
+    bad = []
+    for k in range(rb.count):
+        pname, vals = rb.outputs(k)
+        p = phases[pname]
+        a = Rewriter({x: bv_const(int(v), x.sort.width) for x, v in zip(p.params, vals)}).one(p.addrs[0])
+        got = origin.get(out[k].uid) if isinstance(out[k], Expr) else None
+        if a.op is not Op.CONST or got is None or got[1] != p.memory or got[2] != a.payload:
+            bad.append(f"result element {k} is {out[k].short() if isinstance(out[k], Expr) else out[k]!r}, not the "
+                       f"read of {p.memory}[{a.payload if a.op is Op.CONST else a.short()}] ({pname} at {tuple(vals)})")
+        else:
+            q = got[0]
+            writes = [c for c in walk.mem_writes.get(p.memory, []) if p.command < c < q]
+            later = [r.name for r in proof.phases if r.side == rb.side and p.command < r.command < q
+                     and (r.memory == p.memory or p.memory in r.also_writes)]
+            if q < p.command or writes or later:
+                bad.append(f"result element {k} reads {p.memory}[{a.payload:#x}] at command {q}, not after {pname} "
+                           f"with the cell unchanged")
+        if len(bad) >= limit:
+            break
+    return bad
 
 
 def pieces(proof: PhaseProof) -> list[str]:
     """The keys of the independently checkable pieces of ``proof`` (every run walks the streams):
     one per lemma, check and phase, and the final clause (which rebuilds the output phases)."""
     return ([f"lemma:{lem.name}" for lem in proof.lemmas] + [f"check:{n}" for n, _ in proof.checks]
-            + [f"phase:{p.side}.{p.name}" for p in proof.phases] + ["final"])
+            + [f"phase:{p.side}.{p.name}" for p in proof.phases] + (["readback"] if proof.readback else []) + ["final"])
 
 
 def verdict(mapping, proof: PhaseProof, rows: list[Row], notes: list[str], status: Status, *, solver: str,
@@ -1184,8 +1506,45 @@ def verdict(mapping, proof: PhaseProof, rows: list[Row], notes: list[str], statu
                 return Counterexample("chc", solver, seconds + time.perf_counter() - t0,
                                       f"{table}; BMC at shape {'x'.join(map(str, at.values()))} finds: {v.detail}",
                                       trace={**v.trace, "failed": [r.name for r in bad], "shape": at}, replayed=True)
-    return Unknown("chc", solver, seconds, reason=f"clauses fail and no counterexample was found by BMC at the tried "
-                                                  f"shapes: {table}")
+        for at in shapes:                 # what BMC does not observe (the driver's read-back): simulate
+            cex = simulate_counterexample(mapping, at)
+            if cex is not None:
+                k, x, y, data = cex
+                return Counterexample("chc", solver, seconds + time.perf_counter() - t0,
+                                      f"{table}; simulation at shape {'x'.join(map(str, at.values()))}: output element "
+                                      f"{k} is {y} on the accelerator, {x} in the IR (seeded random data)",
+                                      trace={"output": f"element {k}", "ir_value": x, "acc_value": y, "data": data,
+                                             "found_by": "simulation", "failed": [r.name for r in bad], "shape": at},
+                                      replayed=True)
+    return Unknown("chc", solver, seconds, reason=f"clauses fail and no counterexample was found by BMC or "
+                                                  f"simulation at the tried shapes: {table}")
+
+
+def simulate_counterexample(mapping, shape: dict, tries: int = 4, seed: int = 0):
+    """For a bit-exact mapping (tolerance 0): the emitted program run on the ILA simulator
+    (``mapping.run_accelerator``, the driver's read-back included) against the mapping's reference
+    on seeded random inputs; (flat index, reference value, accelerator value, the inputs as lists)
+    of the first difference, or None."""
+    import numpy as np
+    try:
+        if mapping.tolerance_at(shape) != 0:
+            return None
+    except D2AError:
+        return None
+    rng = np.random.default_rng(seed)
+    for _ in range(tries):
+        inputs = mapping.random_inputs(shape, rng)
+        try:
+            got = np.asarray(mapping.run_accelerator(shape, inputs)).reshape(-1)
+        except D2AError:
+            return None
+        want = np.asarray(mapping.reference(shape, inputs)).reshape(-1)
+        diff = np.nonzero(got != want)[0] if got.shape == want.shape else np.array([0])
+        if diff.size:
+            k = int(diff[0])
+            return (k, int(want[k]) if k < want.size else None, int(got[k]) if k < got.size else None,
+                    {n: np.asarray(v).tolist() for n, v in inputs.items()})
+    return None
 
 
 def _small(mapping, shape: dict) -> bool:
@@ -1197,6 +1556,7 @@ def check(mapping, shape: dict | None, proof: PhaseProof, *, solver: str = "z3",
           numerics: str = "exact"):
     """Check a phase proof and return its verdict (``verify.chc.check_chc`` delegates here)."""
     t0 = time.perf_counter()
+    numerics = proof.numerics or numerics          # VTA's proofs are bit-exact whatever the option says
     try:
         status, rows, notes = run(proof, solver=solver, timeout=timeout, inline_ufs=numerics == "exact")
     except PhaseError as exc:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ila import sext
+from ila.expr import Expr
 from ila.models.relay.model import relay_ila
 from mappings.base import ProofSetup, Side, SideCondition, symbolic_data
 from mappings.common import IrFragment, ir_commands
@@ -74,7 +75,9 @@ def acc_program(prog, entries):
         if len(reads) != len(rows):
             from mappings.base import MappingError
             raise MappingError(f"VTA read-back: {len(reads)} accumulator rows read, the program reads {len(rows)}")
-        flat = np.concatenate([np.asarray(r, np.int64) for r in reads]) if len(rows) else np.zeros(0, np.int64)
+        # ints, or terms when a proof runs the read-back on symbolic reads (verify.phases' read-back lemma)
+        flat = np.concatenate([np.asarray(r, object if any(isinstance(v, Expr) for v in r) else np.int64)
+                               for r in reads]) if len(rows) else np.zeros(0, np.int64)
         return flat[where]
     from ila.models.vta.isa import DEFAULT_CONFIG
     from ila.models.vta.port import port_for

@@ -38,7 +38,7 @@ from ila import BvSort, FuncRef, bv_const, concat, extract, implies, ite, land, 
 from ila.models.vta.isa import MEM_INP, MEM_UOP, MEM_WGT, GemmInsn, MemInsn
 from ila.sorts import MemSort
 from ila.unroll import symbol
-from mappings.phases import Lemma, Phase, PhaseProof, Region, Side, array
+from mappings.phases import Lemma, Phase, PhaseProof, ReadBack, Region, Side, array
 
 W32 = 32
 DRAM_AW = 48
@@ -110,6 +110,20 @@ def load_phase(name: str, command: int, insn: MemInsn, buf: str, cfg, vta, dram_
     return phase, region
 
 
+def host_command(cmd: dict):
+    """The VTA runner's host commands (``ila.models.vta.port``): ``{"vta_read_acc": r}`` reads the
+    ``lanes('acc')`` int32 lanes of accumulator row r, lane 0 first; ``{"vta_reset": True}`` resets
+    the machine."""
+    if "vta_read_acc" in cmd:
+        from mappings.vta.common import cfg
+        lanes = cfg().lanes("acc")
+        r = int(cmd["vta_read_acc"])
+        return ("read", [("vta_acc_mem", r * lanes + l) for l in range(lanes)])
+    if cmd.get("vta_reset"):
+        return ("reset",)
+    return None
+
+
 def idle_ops(P, own: str) -> list:
     """The relay ILA's other operator loops are idle (their busy flags false)."""
     ila = P.checker.sides[P.side_name].ila
@@ -144,8 +158,9 @@ def phase_proof(shape: dict, *, infer: bool = False, x=None, w=None) -> PhasePro
         w = V.symbolic_tensor("w", (M, K), 8)
     prog = driver.dense_program(x, w, cfg=cfg)
     ld_u, ld_w, ld_x, g0, g1, st, _ = _insns(prog)
-    cmds = V.commands(prog)
-    first = len(cmds) - len(prog.insns)          # index of the first instruction command
+    emitted = G.acc_program(shape, {"x": x, "w": w})      # the code generator: the stream and its read-back
+    cmds = list(emitted.commands)
+    first = next(k for k, c in enumerate(cmds) if "vta_top_instr_in" in c)     # the first instruction
     vta = build_vta(cfg)
     X, Wt = data_array("x"), data_array("w")
 
@@ -339,20 +354,22 @@ def phase_proof(shape: dict, *, infer: bool = False, x=None, w=None) -> PhasePro
                                         f"output map (gemm.acc_index) reads {want[tuple(bad[0])]}"]
 
     def program_is_the_streams():
-        """The commands the proof walks are the mapping's codegen for these symbols."""
-        return [] if cmds == G.acc_commands(shape, {"x": x, "w": w}) else ["the proof's stream is not the mapping's codegen"]
+        """The ILA commands the proof walks are the driver's program for these symbols."""
+        ila_cmds = [c for c in cmds if "vta_read_acc" not in c and "vta_reset" not in c]
+        return [] if ila_cmds == V.commands(prog) else ["the proof's stream is not the driver's program"]
 
     scope = f"{N}x{K}x{M}"
-    sides = {"ir": Side("ir", ir, ir_cmds), "acc": Side("acc", vta, cmds, init={"vta_dram": 0})}
+    sides = {"ir": Side("ir", ir, ir_cmds), "acc": Side("acc", vta, cmds, init={"vta_dram": 0}, host=host_command)}
+    readback = ReadBack("acc", emitted.readback, lambda k: ("gemm", (k // M, (k % M) // 16, (k % M) % 16)), N * M)
     return PhaseProof(
         scope=scope, sides=sides, params=(n_, j_, o_), pre=pre,
         phases=[ph_d, ph_u, ph_w, ph_x, ph_z, ph_g, ph_s], lemmas=lemmas,
-        final=lambda F: F.cell("gemm").eq(F.cell("dense")), outputs=[("gemm", 0), ("dense", 0)],
+        final=lambda F: F.cell("gemm").eq(F.cell("dense")), outputs=[("gemm", 0), ("dense", 0)],  # pres: `pre`
         final_axioms=final_axioms,
         checks=[("output map: the tracked entry is gemm.acc_index", output_map),
                 ("the stream is the mapping's codegen", program_is_the_streams)],
-        covers=("codegen-bytes", "order", "configuration-fields", "model-loops"), numerics="exact",
-        notes=["read-back not covered: the int32 result is compared in the accumulator SRAM (mappings.vta.common)"],
+        covers=("codegen-bytes", "order", "configuration-fields", "model-loops", "read-back"), numerics="exact",
+        readback=readback,
         cex_shapes=({"N": 1, "K": 16, "M": 16}, {"N": 2, "K": 20, "M": 18}))
 
 
