@@ -189,3 +189,21 @@ class PhaseProof:
     cex_shapes: tuple = ()
     pieces: Callable[[], list] | None = None       # split proofs: keys of independently checkable pieces
     readback: ReadBack | None = None
+
+
+@dataclass(eq=False)
+class Composite:
+    """A proof made of independently checked pieces (issue 26, item 3): ``pieces`` maps a key to a
+    builder of a :class:`PhaseProof` (each a complete proof of one part of the emitted program,
+    e.g. one pass of a multi-pass program from reset), ``checks`` are named lemmas (callables
+    returning the list of violations) that tie the pieces to the whole program (the stream of
+    every part is a piece's stream with its own data; the parts partition the output; the
+    read-back assembles the parts'). The verdict covers ``covers`` when every piece and every
+    check holds; ``notes`` say what the split is."""
+    scope: str
+    pieces: dict
+    checks: list
+    covers: tuple
+    numerics: str = "exact"
+    notes: list = field(default_factory=list)
+    cex_shapes: tuple = ()

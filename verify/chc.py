@@ -277,8 +277,8 @@ def check_chc(mapping, shape: dict | None, *, solver: str = "z3", timeout: float
     and replayed in the simulators."""
     t0 = time.perf_counter()
     spec: ChcSpec = mapping.proof.chc(shape, numerics=numerics, **({"infer": True} if infer else {}))
-    from mappings.phases import PhaseProof
-    if isinstance(spec, PhaseProof):        # a program of several loops, proved loop by loop (verify.phases)
+    from mappings.phases import Composite, PhaseProof
+    if isinstance(spec, (PhaseProof, Composite)):   # a program of several loops, proved loop by loop (verify.phases)
         from .phases import check as check_phases
         return check_phases(mapping, shape, spec, solver=solver, timeout=timeout, numerics=numerics)
     inferred = []

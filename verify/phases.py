@@ -1481,10 +1481,13 @@ def verdict(mapping, proof: PhaseProof, rows: list[Row], notes: list[str], statu
     from .scope import describe
     covers = tuple(proof.covers) + (f"numerics-{numerics}",)
     bad = [r for r in rows if r.status is not Status.HOLDS]
-    n_ph = len(proof.phases)
     if status is Status.HOLDS:
-        what = (f"{n_ph} loops proved for a tracked cell ({sum(1 for r in rows if r.status is Status.HOLDS)} clauses, "
-                f"lemmas and checks hold; {len(proof.lemmas)} stream lemmas)")
+        if hasattr(proof, "phases"):
+            what = (f"{len(proof.phases)} loops proved for a tracked cell ({sum(1 for r in rows if r.status is Status.HOLDS)} "
+                    f"clauses, lemmas and checks hold; {len(proof.lemmas)} stream lemmas)")
+        else:
+            what = (f"{len(proof.pieces)} pieces proved ({', '.join(proof.pieces)}) and {len(proof.checks)} lemmas "
+                    f"tying them to the whole program hold")
         extra = "; ".join(proof.notes + notes)
         return Proved("chc", solver, seconds, f"{what}; {describe(covers, proof.scope)}" + (f"; {extra}" if extra else ""),
                       scope=proof.scope, covers=covers)
@@ -1521,13 +1524,18 @@ def verdict(mapping, proof: PhaseProof, rows: list[Row], notes: list[str], statu
 
 
 def simulate_counterexample(mapping, shape: dict, tries: int = 4, seed: int = 0):
-    """For a bit-exact mapping (tolerance 0): the emitted program run on the ILA simulator
-    (``mapping.run_accelerator``, the driver's read-back included) against the mapping's reference
-    on seeded random inputs; (flat index, reference value, accelerator value, the inputs as lists)
-    of the first difference, or None."""
+    """For a bit-exact mapping (tolerance 0), or one with a declared numerics term
+    (``reference_term`` in its module, which the proof claims the program equals exactly): the
+    emitted program run on the ILA simulator (``mapping.run_accelerator``, the driver's read-back
+    included) against the reference (or the term) on seeded random inputs; (flat index, reference
+    value, accelerator value, the inputs as lists) of the first difference, or None."""
+    import importlib
     import numpy as np
+    from mappings.registry import MODULES
+    term = getattr(importlib.import_module(MODULES[mapping.name]), "reference_term", None) \
+        if mapping.name in MODULES else None
     try:
-        if mapping.tolerance_at(shape) != 0:
+        if term is None and mapping.tolerance_at(shape) != 0:
             return None
     except D2AError:
         return None
@@ -1538,11 +1546,13 @@ def simulate_counterexample(mapping, shape: dict, tries: int = 4, seed: int = 0)
             got = np.asarray(mapping.run_accelerator(shape, inputs)).reshape(-1)
         except D2AError:
             return None
-        want = np.asarray(mapping.reference(shape, inputs)).reshape(-1)
+        # the declared numerics term when the mapping has one (the proof claims equality with it)
+        want = np.asarray((term or mapping.reference)(shape, inputs)).reshape(-1)
         diff = np.nonzero(got != want)[0] if got.shape == want.shape else np.array([0])
         if diff.size:
             k = int(diff[0])
-            return (k, int(want[k]) if k < want.size else None, int(got[k]) if k < got.size else None,
+            val = (lambda a: a.item() if hasattr(a, "item") else a)
+            return (k, val(want[k]) if k < want.size else None, val(got[k]) if k < got.size else None,
                     {n: np.asarray(v).tolist() for n, v in inputs.items()})
     return None
 
@@ -1552,10 +1562,43 @@ def _small(mapping, shape: dict) -> bool:
     return prod(int(v) for v in shape.values()) <= 1 << 14
 
 
+def check_composite(mapping, shape: dict | None, proof, *, solver: str = "z3", timeout: float | None = None,
+                    only: set | None = None) -> tuple[Status, list[Row], list[str]]:
+    """Check a :class:`mappings.phases.Composite`: every piece's phase proof and every check
+    (``only``: the keys ``piece:<key>`` and ``check:<name>`` to run; None: all)."""
+    rows, notes, worst = [], [], Status.HOLDS
+    for key, build in proof.pieces.items():
+        if only is not None and f"piece:{key}" not in only:
+            continue
+        t1 = time.perf_counter()
+        st, sub, nts = run(build(), solver=solver, timeout=timeout, inline_ufs=proof.numerics == "exact")
+        rows.append(Row(f"piece {key}", st, time.perf_counter() - t1,
+                        "; ".join(f"{r.name}: {r.status.value} {r.note}" for r in sub if r.status is not Status.HOLDS)[:400]))
+        notes += nts
+        worst = worst.worst(st)
+    for name, fn in proof.checks:
+        if only is not None and f"check:{name}" not in only:
+            continue
+        t1 = time.perf_counter()
+        bad = fn()
+        rows.append(Row(name, Status.FAILS if bad else Status.HOLDS, time.perf_counter() - t1, "; ".join(bad)[:400]))
+        worst = worst.worst(rows[-1].status)
+    return worst, rows, notes
+
+
 def check(mapping, shape: dict | None, proof: PhaseProof, *, solver: str = "z3", timeout: float | None = None,
           numerics: str = "exact"):
-    """Check a phase proof and return its verdict (``verify.chc.check_chc`` delegates here)."""
+    """Check a phase proof (or a composite of phase proofs) and return its verdict
+    (``verify.chc.check_chc`` delegates here)."""
+    from mappings.phases import Composite
     t0 = time.perf_counter()
+    if isinstance(proof, Composite):
+        try:
+            status, rows, notes = check_composite(mapping, shape, proof, solver=solver, timeout=timeout)
+        except PhaseError as exc:
+            return Unknown("chc", solver, time.perf_counter() - t0, reason=f"malformed phase proof: {exc}")
+        return verdict(mapping, proof, rows, notes, status, solver=solver, seconds=time.perf_counter() - t0,
+                       shape=shape, numerics=proof.numerics)
     numerics = proof.numerics or numerics          # VTA's proofs are bit-exact whatever the option says
     try:
         status, rows, notes = run(proof, solver=solver, timeout=timeout, inline_ufs=numerics == "exact")

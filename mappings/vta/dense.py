@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mappings.base import DataCondition, Mapping, MappingError, SideCondition
+from mappings.base import DataCondition, Mapping, MappingError, Proof, SideCondition
 from mappings.vta import common as V
 from mappings.vta import gemm as G
 
@@ -224,6 +224,18 @@ def shape_strategy():
                      st.integers(4, 40))
 
 
+# ----------------------------------------------------------------------------- declared numerics (issue 26, item 4)
+def reference_term(shape: dict, inputs: dict) -> np.ndarray:
+    """The declared numerics: the IR operator (float32 ``x @ w.T``) computed in the accelerator's
+    order and rounding -- x and w quantised on the host (:func:`quantize`), the exact integer
+    product of the int8 codes (``qx @ qw.T``: int8 x int8 summed in int32 without wrap-around under
+    the side conditions, so the order of the sum does not matter), dequantised (:func:`dequantize`).
+    The proofs (``mappings.vta.dense_proof``) show the emitted passes compute ``qx @ qw.T`` exactly
+    for all int8 codes; ``--method sim`` measures this term's distance to :func:`reference`."""
+    (qx, sx), (qw, sw) = _operands(shape, inputs)
+    return dequantize(qx @ qw.T, sx, sw)
+
+
 MAPPING = Mapping(
     machine="ila.models.vta.port:PORT",
     program=acc_program,
@@ -243,4 +255,9 @@ MAPPING = Mapping(
     side_conditions=SIDE_CONDITIONS,
     data_conditions=DATA_CONDITIONS,
     tolerance=TOLERANCE,
+    # the int8 core bit-exact: BMC at one-pass shapes, the phase proof of every pass at any shape
+    # (mappings.vta.dense_proof; the host quantisation is the declared numerics, reference_term)
+    proof=Proof("mappings.vta.dense_proof:proof_setup", {"N": 2, "K": 20, "M": 18},
+                chc_spec="mappings.vta.dense_proof:chc_spec",
+                cex_shapes=({"N": 2, "K": 20, "M": 18}, {"N": 1, "K": 16, "M": 16})),
 )

@@ -81,7 +81,7 @@ def proof_setup(shape: dict, *, numerics: str = "exact"):
     return pass_setup(shape, 0)
 
 
-def tiling_problems(shape: dict) -> list[str]:
+def tiling_problems(shape: dict, *, symbols: bool = True) -> list[str]:
     """The tiling lemma at ``shape`` (fixed shapes; concrete index arithmetic, no data): the passes of
     ``dense.passes`` cover every out[n, m] exactly once, every pass satisfies vta.gemm's side
     conditions (so it is vta.gemm's program at the pass's shape), and the program ``dense.pass_programs``
@@ -102,6 +102,8 @@ def tiling_problems(shape: dict) -> list[str]:
     if (seen != 1).any():
         n, m = np.argwhere(seen != 1)[0]
         bad.append(f"out[{n}, {m}] is computed by {seen[n, m]} passes, not exactly one")
+    if not symbols or bad:               # the data placement per pass: pass_stream_problems
+        return bad
     qx, qw = symbolic_codes(shape)
     want_all = {}
     for r, c in plist:
@@ -123,3 +125,169 @@ def _vars(t):
     from ila.ops import Op
     from ila.walk import toposort
     return [n for n in toposort([t]) if n.op is Op.VAR]
+
+
+# ----------------------------------------------------------------------------- the phase proof (every shape)
+def _same_modulo(a, b, ren: dict, memo: set) -> bool:
+    """``a`` and ``b`` (ints or terms) are equal up to a renaming of variables (``ren``: a's
+    variable -> b's, extended as the walk meets them; injective)."""
+    from ila.expr import Expr
+    from ila.ops import Op
+    if not isinstance(a, Expr) or not isinstance(b, Expr):
+        return (not isinstance(a, Expr)) and (not isinstance(b, Expr)) and a == b
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if (x.uid, y.uid) in memo:
+            continue
+        memo.add((x.uid, y.uid))
+        if x.op is Op.VAR or y.op is Op.VAR:
+            if x.op is not Op.VAR or y.op is not Op.VAR or x.sort != y.sort:
+                return False
+            if ren.setdefault(x, y) is not y:
+                return False
+            continue
+        if x.op is not y.op or x.sort != y.sort or x.payload != y.payload or len(x.args) != len(y.args):
+            return False
+        stack.extend(zip(x.args, y.args))
+    return True
+
+
+def _segments(commands: list) -> list[list]:
+    """The stream split at the machine resets between passes."""
+    out = [[]]
+    for c in commands:
+        if c.get("vta_reset"):
+            out.append([])
+        else:
+            out[-1].append(c)
+    return out
+
+
+def pass_stream_problems(shape: dict) -> list[str]:
+    """Lemma: the emitted stream of the whole shape (``dense.int_program`` on symbolic codes) is the
+    passes' streams, in run order, separated by machine resets, and the stream of pass (rows, cols)
+    is the stream of its piece (vta.gemm's program at the pass shape on fresh symbols ``x_<i>``,
+    ``w_<i>``) with exactly the renaming ``x_<i> -> qx[rows].flat[i]``, ``w_<i> -> qw[cols].flat[i]``
+    (structural comparison, every command). So every pass runs its piece's proved program on its
+    own operand slices, from reset."""
+    qx, qw = symbolic_codes(shape)
+    segs = _segments(list(D.int_program(shape, qx, qw).commands))
+    plist = D.passes(shape)
+    if len(segs) != len(plist):
+        return [f"the stream has {len(segs)} parts between resets, the shape has {len(plist)} passes"]
+    bad = []
+    reps = {}
+    for k, ((r, c), seg) in enumerate(zip(plist, segs)):
+        ps = D.pass_shape(shape, r, c)
+        key = (ps["N"], ps["K"], ps["M"])
+        if key not in reps:
+            fx, fw = symbolic_codes(ps)
+            reps[key] = (fx, fw, list(G.acc_program(ps, {"x": fx, "w": fw}).commands))
+        fx, fw, rep = reps[key]
+        if len(rep) != len(seg):
+            bad.append(f"pass {k}: {len(seg)} commands, its piece's stream has {len(rep)}")
+            continue
+        ren, memo = {}, set()
+        if not all(a.keys() == b.keys() and all(_same_modulo(a[n], b[n], ren, memo) for n in a) for a, b in zip(rep, seg)):
+            bad.append(f"pass {k} (rows {r.start}:{r.stop}, cols {c.start}:{c.stop}): its stream is not its piece's")
+            continue
+        want = dict(zip(list(fx.reshape(-1)) + list(fw.reshape(-1)), list(qx[r].reshape(-1)) + list(qw[c].reshape(-1))))
+        if any(want.get(v) is not t for v, t in ren.items()):
+            bad.append(f"pass {k}: its stream carries other data than qx[{r.start}:{r.stop}], qw[{c.start}:{c.stop}]")
+    return bad
+
+
+def readback_takes_terms() -> bool:
+    """Whether ``dense.int_program``'s read-back runs on symbolic reads (it is then proved to place
+    every pass's result; otherwise the assembly is only checked on distinct integer tags and the
+    verdict does not claim the read-back)."""
+    try:
+        return not assembly_problems({"N": 1, "K": 1, "M": 1}, tags=False)
+    except TypeError:
+        return False
+
+
+def assembly_problems(shape: dict, *, tags: bool = False) -> list[str]:
+    """Lemma: the read-back of the whole program (``dense.int_program``'s, on symbolic reads, or
+    with ``tags`` on distinct integers) places element (n, m) of pass (rows, cols)'s own read-back
+    (vta.gemm's, the one its piece proves) at out[n, m], for every n, m."""
+    import numpy as np
+    from ila.sorts import BvSort
+    from ila.unroll import symbol
+    counter = iter(range(1, 1 << 62))
+
+    def cell(name):
+        return next(counter) if tags else symbol(name, BvSort(32))
+    qx, qw = symbolic_codes(shape)
+    prog = D.int_program(shape, qx, qw)
+    segs = _segments(list(prog.commands))
+    reads, per_pass = [], []
+    for k, seg in enumerate(segs):
+        mine = []
+        for c in seg:
+            if "vta_read_acc" in c:
+                row = np.array([cell(f"rd{k}.{c['vta_read_acc']}.{l}") for l in range(V.cfg().lanes("acc"))],
+                               dtype=np.int64 if tags else object)
+                reads.append(row)
+                mine.append(row)
+        per_pass.append(mine)
+    whole = np.asarray(prog.readback(reads), dtype=object)
+    bad = []
+    for (r, c, p), mine in zip(D.pass_programs(shape, qx, qw), per_pass):
+        own = np.asarray(V.acc_program(p, G.acc_index(D.pass_shape(shape, r, c))).readback(mine), dtype=object)
+        same = (lambda a, b: a == b) if tags else (lambda a, b: a is b)
+        if whole[r, c].shape != own.shape or not all(same(a, b) for a, b in zip(whole[r, c].reshape(-1), own.reshape(-1))):
+            bad.append(f"out[{r.start}:{r.stop}, {c.start}:{c.stop}] is not the read-back of its pass")
+    return bad
+
+
+def gap(shape: dict, samples: int = 5, seed: int = 0) -> str:
+    """The declared numerics term (``dense.reference_term``) against the float32 IR operator
+    (``dense.reference``) on the mapping's random inputs: Frobenius relative error (numpy only)."""
+    import numpy as np
+    from mappings.base import frobenius_relative_error
+    rng = np.random.default_rng(seed)
+    errs = [frobenius_relative_error(D.reference(shape, i), D.reference_term(shape, i))
+            for i in (D.random_inputs(shape, rng) for _ in range(samples))]
+    return (f"the declared term (host int8 quantisation, exact int32 product, dequantisation) is within "
+            f"{100 * max(errs):.2f} % (max Frobenius relative error over {samples} random inputs) of the float32 "
+            f"dense; tolerance {100 * D.TOLERANCE:g} %")
+
+
+def chc_spec(shape: dict | None, *, numerics: str = "exact", infer: bool = False):
+    """``--method chc``: the composite phase proof of every pass of ``shape`` (module docstring):
+    one vta.gemm phase proof per distinct pass shape (``mappings.vta.gemm_chc``), and the lemmas
+    that every pass's stream is its piece's on its own operands, that the passes partition the
+    output (tiling), and that the whole read-back assembles the passes'."""
+    from mappings.phases import Composite
+    from mappings.vta import gemm_chc as GC
+    if shape is None:
+        raise MappingError(f"{D.NAME}: the all-sizes proof is not available; give a shape")
+    D.MAPPING.check_shape(shape)
+    pieces = {}
+    for r, c in D.passes(shape):
+        ps = D.pass_shape(shape, r, c)
+        key = f"{ps['N']}x{ps['K']}x{ps['M']}"
+        pieces.setdefault(key, lambda ps=ps: GC.phase_proof(ps, infer=infer))
+    n = len(D.passes(shape))
+    symbolic_rb = readback_takes_terms()
+    covers = ("codegen-bytes", "order", "configuration-fields", "model-loops") + (("read-back",) if symbolic_rb else ())
+    return Composite(
+        scope="x".join(str(shape[d]) for d in ("N", "K", "M")), pieces=pieces,
+        checks=[("tiling: the passes partition out, each within vta.gemm's side conditions",
+                 lambda: [b for b in tiling_problems(shape, symbols=False)]),
+                ("every pass's stream is its piece's on its own operands, passes separated by resets",
+                 lambda: pass_stream_problems(shape)),
+                ("the read-back assembles the passes' read-backs" + ("" if symbolic_rb else " (on integer tags)"),
+                 lambda: assembly_problems(shape, tags=not symbolic_rb))],
+        covers=covers, numerics="exact",
+        notes=[f"{n} pass(es) from reset, {len(pieces)} distinct pass shape(s) proved once each (a pass's stream is "
+               f"its piece's with the pass's data, checked)",
+               *([] if symbolic_rb else ["read-back not claimed: dense.int_program's read-back does not run on "
+                                         "symbolic reads (int64 result array), so its assembly of the passes is "
+                                         "checked on distinct integer tags only"]),
+               "declared numerics: host quantisation and dequantisation around the exact int8 x int8 -> int32 "
+               "product (dense.reference_term); the proof covers the integer core for all int8 codes; "
+               + gap(shape)],
+        cex_shapes=({"N": 2, "K": 20, "M": 18}, {"N": 1, "K": 16, "M": 16}))
