@@ -122,6 +122,8 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSe
         raise MappingError(f"{name}: numerics {numerics!r} is not available for proofs (use 'uf': HLSCNN's MAC, "
                            f"roundings and partial-output adds uninterpreted, with link axioms)")
     M.make(bits).check_shape(shape)
+    if shape["C"] != 1:                   # no link axioms relate the two: the declared numerics term instead
+        return term_setup(shape, bits=bits)
     if shape["C"] != 1:
         raise MappingError(f"{name}: the abstract-arithmetic proof needs C = 1 input channel, got C = {shape['C']}: "
                            f"HLSCNN rounds once per kernel tap after summing its block of 8 channels, while the IR's "
@@ -154,3 +156,120 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSe
 def proof_setup_w8(shape: dict, *, numerics: str = "uf") -> ProofSetupExt:
     """hlscnn.conv2d_w8's proof setup (8-bit weights)."""
     return proof_setup(shape, bits=8, numerics=numerics)
+
+
+# ----------------------------------------------------------------------------- declared numerics (C > 1)
+DESCRIBE = ("conv2d in HLSCNN's order and rounding: for each output, the kernel taps in the unit's order (channel "
+            "block of 8, kernel row, kernel column), each tap's 8-channel MAC chain in 32-bit PSUM (ConvMac, "
+            "channels beyond C padded with zero weight and zero activation), rounded to 16-bit ACT "
+            "(ConvMacPsum2Act), added to the partial output in PSUM (ActAdd2Psum) and truncated back to ACT "
+            "(Psum2Act) after every tap; activations Q16.7, weights Q16.14 (or Q8.6 widened by a zero byte)")
+
+
+def numerics_term(x_raw, w_raw, stride: int, bits: int = 16) -> np.ndarray:
+    """The declared numerics of hlscnn.conv2d / conv2d_w8 (issue 26, item 4): out[OH, OW, O] as
+    16-bit ACT terms over ``x_raw`` [H, W, C] (16-bit ACT raw values: ints or terms) and ``w_raw``
+    [O, K, K, C] (``bits``-bit raw weights), the IR's valid conv2d computed in the accelerator's
+    order and rounding (:data:`DESCRIBE`), with HLSCNN's datapath functions
+    (:mod:`ila.models.hlscnn.numerics`) uninterpreted; their numpy bodies give its values. Unlike the
+    IR's channel-major sum of exact products, the hardware rounds once per kernel tap after summing
+    a block of 8 channels, so the term is not the IR's sum: its distance to the float32 operator is
+    measured (:func:`gap`), not proved."""
+    x = np.asarray(x_raw, dtype=object)
+    w = np.asarray(w_raw, dtype=object)
+    H, W, C = x.shape
+    O, K, _, _ = w.shape
+    OH, OW = (H - K) // stride + 1, (W - K) // stride + 1
+    ncb = -(-C // 8)
+    z16, z32 = bv_const(0, 16), bv_const(0, 32)
+
+    def e16(v, width):
+        from ila.expr import Expr
+        return v if isinstance(v, Expr) else bv_const(int(v) & ((1 << width) - 1), width)
+
+    def wv(o, ky, kx, c):
+        if c >= C:
+            return z16
+        v = e16(w[o, ky, kx, c], bits)
+        return v if bits == 16 else concat(v, bv_const(0, 8))      # the datapath widens an 8-bit weight
+
+    def xv(y, xx, c):
+        return e16(x[y, xx, c], 16) if c < C else z16
+    out = np.empty((OH, OW, O), dtype=object)
+    for oy in range(OH):
+        for ox in range(OW):
+            for o in range(O):
+                v = None
+                for cb in range(ncb):
+                    for ky in range(K):
+                        for kx in range(K):
+                            psum = z32
+                            for i in range(8):
+                                c = 8 * cb + i
+                                psum = CONV_MAC(psum, wv(o, ky, kx, c), xv(oy * stride + ky, ox * stride + kx, c))
+                            p = ACT_ADD_PSUM(PSUM_TO_ACT_RND(psum), z16 if v is None else v)
+                            v = PSUM_TO_ACT_TRN(p)
+                out[oy, ox, o] = v
+    return out
+
+
+def gap(shape: dict, bits: int, samples: int = 5, seed: int = 0) -> str:
+    """The declared term evaluated with the datapath functions' numpy bodies on the mapping's random
+    inputs (quantised as the driver does), against the float32 IR operator (the mapping's
+    reference): Frobenius relative error, and the mapping's tolerance."""
+    from ila.compile_np import compile_exprs
+    from ila.numerics.fixed_point import ACT, weight_format
+    from mappings.base import frobenius_relative_error
+    from mappings.hlscnn import conv2d as M
+    H, W, C, O, K, S = (shape[d] for d in ("H", "W", "C", "O", "K", "S"))
+    xs = np.array(symbolic_data(H * W * C, 16, prefix="gx"), dtype=object).reshape(H, W, C)
+    ws = np.array(symbolic_data(O * K * K * C, bits, prefix="gw"), dtype=object).reshape(O, K, K, C)
+    term = numerics_term(xs, ws, S, bits)
+    fn = compile_exprs(list(term.reshape(-1)), vectorize=False)
+    m = M.make(bits)
+    rng = np.random.default_rng(seed)
+    errs = []
+    for _ in range(samples):
+        inputs = m.random_inputs(shape, rng)
+        xq = ACT.quantize(np.asarray(inputs["x"], np.float64)[0])
+        wq = weight_format(bits).quantize(np.asarray(inputs["w"], np.float64))
+        env = {d.name: int(v) & 0xFFFF for d, v in zip(xs.reshape(-1), xq.reshape(-1))}
+        env.update({d.name: int(v) & ((1 << bits) - 1) for d, v in zip(ws.reshape(-1), wq.reshape(-1))})
+        raw = np.array([int(v) for v in fn(env, {})], np.int64).reshape(term.shape)
+        raw = np.where(raw >= 1 << 15, raw - (1 << 16), raw)
+        errs.append(frobenius_relative_error(m.reference(shape, inputs), ACT.to_float(raw)[None]))
+    return (f"the term is within {100 * max(errs):.2f} % (max Frobenius relative error over {samples} random inputs "
+            f"at {'x'.join(str(shape[d]) for d in ('H', 'W', 'C', 'O', 'K', 'S'))}) of the float32 conv2d; tolerance "
+            f"{100 * m.tolerance_at(shape):g} %")
+
+
+def term_setup(shape: dict, *, bits: int = 16) -> ProofSetupExt:
+    """The emitted stream (the driver's ``conv2d_program`` on symbolic activations and weights, any
+    C) against the declared numerics term (:func:`numerics_term`): every output the driver reads
+    back equals the term's, for all data and all interpretations of the datapath functions (no
+    axioms needed: the program must compute the term itself, padding channels included)."""
+    from ila.models.hlscnn import driver
+    from ila.models.hlscnn.model import build_hlscnn
+    from mappings.hlscnn import conv2d as M
+    from mappings.proof_ext import NumericsTerm
+    name = "hlscnn.conv2d" if bits == 16 else "hlscnn.conv2d_w8"
+    M.make(bits).check_shape(shape)
+    H, W, C, O, K, S = (shape[d] for d in ("H", "W", "C", "O", "K", "S"))
+    nx, nw = H * W * C, O * K * K * C
+    data = symbolic_data(nx, 16, prefix="x") + symbolic_data(nw, bits, prefix="w")
+    x_raw = np.array(data[:nx], dtype=object).reshape(H, W, C)
+    w_raw = np.array(data[nx:], dtype=object).reshape(O, K, K, C)
+    try:
+        job = driver.conv2d_program(x_raw, w_raw, stride=S, weight_bits=bits)
+    except driver.HlscnnError as e:
+        raise MappingError(f"{name} proof: the driver refuses shape {shape}: {e}") from e
+    term = NumericsTerm(DESCRIBE, lambda: list(numerics_term(x_raw, w_raw, S, bits).reshape(-1)),
+                        lambda: gap(shape, bits))
+    oh, ow = M._out(shape)
+    from ila.models.hlscnn.numerics import ALL
+    return ProofSetupExt(
+        None, Side(build_hlscnn(bits, 32, 4), job.commands + job.read_commands, "scratch_pad_1", port=_port()),
+        data, [(k, k) for k in range(oh * ow * O)], funcs=list(ALL),
+        describe_output=lambda k: f"out[0, {k // O // ow}, {k // O % ow}, {k % O}]",
+        readback=lambda reads: driver.readback(job, reads), split_outputs=True,
+        covers=("codegen-bytes", "order", "model-loops", "read-back"), reference=term)
