@@ -1,6 +1,6 @@
 """Issue 6: hlscnn.conv2d / conv2d_w8 proved by BMC over abstract arithmetic (one input channel);
 every link axiom holds for the numpy bodies of its functions; seeded bugs are refuted with replayed
-counterexamples; C > 1 is refused with the reason."""
+counterexamples; C > 1 is proved against the declared numerics term."""
 import numpy as np
 import pytest
 
@@ -132,12 +132,34 @@ def test_link_axioms_exhaustive_over_all_16_bit_pairs():
         assert h_add_holds(allv, o).all(), f"H_add fails for b in {w0:#x}..{w0 + 63:#x}"
 
 
-def test_more_than_one_channel_is_refused_with_the_reason(capsys, tmp_path, monkeypatch):
+def test_more_than_one_channel_is_proved_against_the_declared_numerics_term(capsys, tmp_path, monkeypatch):
+    """With C > 1 HLSCNN rounds once per kernel tap (after an 8-channel MAC chain), which no link
+    axiom relates to the IR's product-by-product sum: the proof is against the declared term, and
+    the verdict says so and states the term's simulated distance to the float32 operator."""
     monkeypatch.setenv("D2A_LEDGER", str(tmp_path / "ledger.json"))
-    with pytest.raises(MappingError, match="needs C = 1 input channel, got C = 2"):
-        CP.proof_setup({**SHAPE, "C": 2})
-    assert main(["hlscnn.conv2d", "--method", "bmc", "--shape", "3x3x2x2x2x1"]) == 2
-    assert "rounds once per kernel tap" in capsys.readouterr().err
+    assert main(["hlscnn.conv2d", "--method", "bmc", "--shape", "3x3x2x2x2x1"]) == 0
+    out = capsys.readouterr().out
+    assert "PROVED" in out and "declared numerics term" in out and "of the float32 conv2d" in out
     assert main(["hlscnn.conv2d_w8", "--method", "bmc", "--shape", "3x3x1x2x2x1"]) == 0
     assert "PROVED" in capsys.readouterr().out
     assert main(["hlscnn.conv2d", "--method", "bmc", "--shape", "3x3x1x2x2x1", "--numerics", "exact"]) == 2
+
+
+@pytest.mark.parametrize("bug", ["filters_swapped", "activation_row_off_by_one", "output_pixel_off_by_one"])
+def test_seeded_bugs_are_refuted_with_more_than_one_channel(bug):
+    m = registry.get("hlscnn.conv2d")
+    v = mutations.check(m, {**SHAPE, "C": 2}, bug, "bmc", solver="z3")
+    assert v.kind == "counterexample" and v.replayed, v
+
+
+def test_a_term_that_ignores_the_second_channel_is_refuted(monkeypatch):
+    """The declared term is checked, not trusted: a term dropping channel 1 is refuted."""
+    real = CP.numerics_term
+
+    def first_channel_only(x_raw, w_raw, stride, bits=16):
+        w = np.array(w_raw, dtype=object)
+        w[..., 1:] = 0
+        return real(x_raw, w, stride, bits)
+    monkeypatch.setattr(CP, "numerics_term", first_channel_only)
+    v = check_bmc(CP.proof_setup({**SHAPE, "C": 2}))
+    assert v.kind == "counterexample", v

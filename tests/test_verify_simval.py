@@ -82,6 +82,20 @@ def _broken(name, how):
             "wrong mode": lambda s, i: D.run_linear(i["x"], i["w"], i["b"], r=Mutant(_set("linear_layer", is_bias=0))).out,
             "swapped operands": lambda s, i: D.run_linear(i["x"], i["w"].T.copy(), i["b"]).out,
         }
+    elif name == "flexasr.linear_pad":
+        from mappings.flexasr import linear_pad as LP
+
+        def padded_run(s, i, r=None, x_at_front=False, cut=slice(0, None)):
+            xp, wp, bp = LP.pad_operands(s, i["x"], i["w"], i["b"])
+            if x_at_front:                       # x's zero columns placed before its values, w's after
+                xp = np.roll(xp, xp.shape[1] - s["I"], axis=1)
+            y = D.run_linear(xp, wp, bp, r=r).out
+            return y[:, :s["O"]] if cut.start == 0 else y[:, -s["O"]:]
+        runs = {
+            "wrong tiling": lambda s, i: padded_run(s, i, r=Mutant(_retile("x"))),
+            "input padded at the front": lambda s, i: padded_run(s, i, x_at_front=True),
+            "result cut from the end": lambda s, i: padded_run(s, i, cut=slice(1, None)),
+        }
     elif name == "flexasr.lstm":
         runs = {
             "wrong tiling": lambda s, i: D.run_lstm(i["x"], i["w_ih"], i["w_hh"], i["b"], r=Mutant(_retile("x"))).out,
@@ -147,12 +161,13 @@ BROKEN = {
     "flexasr.linear": VARIANTS, "flexasr.lstm": VARIANTS, "flexasr.maxpool": VARIANTS, "flexasr.meanpool": VARIANTS,
     "flexasr.maxpool_chain": VARIANTS, "flexasr.meanpool_chain": VARIANTS,
     "flexasr.layernorm": ["wrong tiling", "swapped operands", "num_vector one short"],
+    "flexasr.linear_pad": ["wrong tiling", "input padded at the front", "result cut from the end"],
     "flexasr.attention": ["wrong tiling", "swapped operands", "query from the encoder", "num_vector one short",
                           "probability bias 2 too small"],
 }
 # square-ish shapes with T a multiple of 16 (wrong tiling permutes 16x16 blocks; attention's swapped
 # operands needs T = H)
-SQUARE = {"flexasr.linear": {"T": 16, "I": 64, "O": 64}, "flexasr.lstm": {"T": 16, "I": 64, "H": 64},
+SQUARE = {"flexasr.linear": {"T": 16, "I": 64, "O": 64}, "flexasr.linear_pad": {"T": 16, "I": 40, "O": 24}, "flexasr.lstm": {"T": 16, "I": 64, "H": 64},
           "flexasr.layernorm": {"T": 16, "H": 64},
           "flexasr.maxpool": {"R": 16, "C": 32}, "flexasr.meanpool": {"R": 16, "C": 32},
           "flexasr.maxpool_chain": {"R": 32, "C": 32, "L": 2}, "flexasr.meanpool_chain": {"R": 32, "C": 32, "L": 2},

@@ -3,7 +3,7 @@
 Every ``import`` / ``from ... import`` statement anywhere in a file counts (function-local lazy
 imports and relative imports included), and so does every string constant of the form
 ``"package.module:function"`` naming a project module (the lazy references of
-:class:`mappings.base.Proof` and :data:`verify.mutations.MUTATIONS`). A package's ``__init__.py``
+:class:`mappings.base.Proof` and ``Mapping.mutations``). A package's ``__init__.py``
 belongs to the closure of any module under it (Python runs it on import). Used by the proof ledger
 (a verdict's digest covers every file it depends on) and by the layering test (no cycles).
 """

@@ -604,8 +604,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not args.recheck and (args.sample, args.seed, args.max_seconds, args.timeout) != (None,) * 4:
             raise LedgerError("--sample, --seed, --max-seconds and --timeout apply to --recheck only")
-        if args.path is not None and not os.path.lexists(args.path):
-            raise LedgerError(f"--path {args.path!r}: no such ledger file")
         if args.sample is not None and args.sample < 1:
             raise LedgerError(f"--sample {args.sample}: must be >= 1")
         if args.seed is not None and args.sample is None:
@@ -614,6 +612,8 @@ def main(argv: list[str] | None = None) -> int:
             v = getattr(args, name)
             if v is not None and not (0 < v < float("inf")):
                 raise LedgerError(f"--{name.replace('_', '-')} {v!r}: must be a finite number > 0 (seconds)")
+        if args.path is not None and not os.path.lexists(args.path):
+            raise LedgerError(f"--path {args.path!r}: no such ledger file")
         if args.recheck:
             summary = recheck(args.path, sample=args.sample, seed=args.seed, max_seconds=args.max_seconds,
                               timeout=args.timeout, log=(lambda s: None) if args.json else print)

@@ -328,5 +328,6 @@ MAPPING = Mapping(
     bind_operands=bind_operands,
     program=program,
     # proof against the declared numerics term (the IR operator in the unit's order and rounding)
+    mutations="verify.mutations.flexasr_attention:mutations",
     proof=Proof("mappings.flexasr.attention_proof:proof_setup", {"T": 20, "H": 32}),
 )

@@ -142,6 +142,7 @@ MAPPING = Mapping(
     tolerance=TOLERANCE,
     data_conditions=DATA_CONDITIONS + (F.AF_RANGE,),
     # proof against the declared numerics term (the IR operator in the unit's order and rounding)
+    mutations="verify.mutations.flexasr_layernorm:mutations",
     proof=Proof("mappings.flexasr.layernorm_proof:proof_setup", {"T": 2, "H": 32}),
     random_inputs=random_inputs,
     reference=reference,

@@ -126,6 +126,7 @@ MAPPING = Mapping(
     side_conditions=SIDE_CONDITIONS,
     data_conditions=(F.AF_RANGE,),
     tolerance=TOLERANCE,
+    mutations="verify.mutations.flexasr_linear:mutations",
     proof=Proof("mappings.flexasr.linear_proof:proof_setup", {"T": 1, "I": 16, "O": 64}),
     random_inputs=random_inputs,
     reference=reference,

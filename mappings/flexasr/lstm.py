@@ -141,6 +141,7 @@ MAPPING = Mapping(
     match_shape=match_shape,
     bind_operands=bind_operands,
     # proof against the declared numerics term (the LSTM in the PEs' order and rounding)
+    mutations="verify.mutations.flexasr_lstm:mutations",
     proof=Proof("mappings.flexasr.lstm_proof:proof_setup", {"T": 2, "I": 16, "H": 64}),
     program=program,
 )

@@ -275,6 +275,7 @@ MAPPING = Mapping(
     ir_fragment=ir_fragment,
     match_shape=match_shape,
     bind_operands=bind_operands,
+    mutations="verify.mutations.layer_reduce:max_mutations",
     proof=Proof("mappings.flexasr.maxpool_proof:proof_setup", {"R": 16, "C": 64}, chc_spec="mappings.flexasr.layer_reduce_chc:chc_spec",
                 cex_shapes=({"R": 4, "C": 32}, {"R": 32, "C": 32})),   # where a symbolic refutation looks for a trace
 )

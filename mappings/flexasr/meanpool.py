@@ -95,6 +95,7 @@ MAPPING = Mapping(
     tolerance=TOLERANCE,
     # formal proofs share flexasr.maxpool's fragments and the LayerReduce family's CHC artefacts;
     # the CHC invariant is always inferred (this mapping states none)
+    mutations="verify.mutations.layer_reduce:mean_mutations",
     proof=Proof("mappings.flexasr.maxpool_proof:mean_proof_setup",
                 {"R": 16, "C": 64},
                 chc_spec="mappings.flexasr.layer_reduce_chc:mean_chc_spec",

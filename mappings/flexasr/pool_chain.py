@@ -119,6 +119,8 @@ def chain_mapping(op: str) -> Mapping:
         edge_inputs=single.edge_inputs,
         ir_fragment=ir_fragment,
         refinement=refinement,
+        mutations=("verify.mutations.layer_reduce:max_chain_mutations" if op == "max" else
+                   "verify.mutations.layer_reduce:mean_chain_mutations"),
         proof=Proof("mappings.flexasr.maxpool_proof:max_chain_proof_setup" if op == "max" else
                     "mappings.flexasr.maxpool_proof:mean_chain_proof_setup", {"R": 32, "C": 64, "L": 2}),
         fuses=f"flexasr.{op}pool",

@@ -187,6 +187,7 @@ def make(bits: int) -> Mapping:
         edge_inputs=edge_inputs,
         ir_fragment=ir_fragment, refinement=refinement,
         # BMC over abstract arithmetic (C = 1): mappings.hlscnn.conv2d_proof (named, not imported)
+        mutations="verify.mutations.hlscnn:conv2d_mutations" if bits == 16 else "verify.mutations.hlscnn:conv2d_w8_mutations",
         proof=Proof(f"mappings.hlscnn.conv2d_proof:proof_setup{'' if bits == 16 else '_w8'}",
                     {"H": 3, "W": 3, "C": 1, "O": 2, "K": 2, "S": 1}),
     )

@@ -112,8 +112,8 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSe
     """Both fragments over shared symbolic data (see the module docstring): the accelerator side is
     the exact stream the driver emits (:func:`ila.models.hlscnn.driver.conv2d_program`) for
     symbolic activations and weights, its outputs the driver's read-back of the emitted scratchpad
-    reads. Raises MappingError for ``numerics`` other than 'uf', C != 1, or a shape the mapping
-    refuses. Seeded bugs are applied around this function by ``verify.mutations``."""
+    reads (C > 1: against the declared numerics term, :func:`term_setup`). Raises MappingError for
+    ``numerics`` other than 'uf' or a shape the mapping refuses. Seeded bugs are applied around this function by ``verify.mutations``."""
     from ila.models.hlscnn import driver
     from ila.models.hlscnn.model import build_hlscnn
     from mappings.hlscnn import conv2d as M
@@ -124,11 +124,6 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSe
     M.make(bits).check_shape(shape)
     if shape["C"] != 1:                   # no link axioms relate the two: the declared numerics term instead
         return term_setup(shape, bits=bits)
-    if shape["C"] != 1:
-        raise MappingError(f"{name}: the abstract-arithmetic proof needs C = 1 input channel, got C = {shape['C']}: "
-                           f"HLSCNN rounds once per kernel tap after summing its block of 8 channels, while the IR's "
-                           f"conv2d adds one product at a time in channel-major order, so with C > 1 no sound link "
-                           f"axioms relate the two (see mappings.hlscnn.conv2d_proof)")
     H, W, O, K = shape["H"], shape["W"], shape["O"], shape["K"]
     nx, nw = H * W, O * K * K
     data = symbolic_data(nx, 16, prefix="x") + symbolic_data(nw, bits, prefix="w")

@@ -257,6 +257,7 @@ MAPPING = Mapping(
     tolerance=TOLERANCE,
     # the int8 core bit-exact: BMC at one-pass shapes, the phase proof of every pass at any shape
     # (mappings.vta.dense_proof; the host quantisation is the declared numerics, reference_term)
+    mutations="verify.mutations.vta:dense_mutations",
     proof=Proof("mappings.vta.dense_proof:proof_setup", {"N": 2, "K": 20, "M": 18},
                 chc_spec="mappings.vta.dense_proof:chc_spec",
                 cex_shapes=({"N": 2, "K": 20, "M": 18}, {"N": 1, "K": 16, "M": 16})),

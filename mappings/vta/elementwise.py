@@ -150,5 +150,6 @@ def make(op: str) -> Mapping:
         refinement=lambda shape: refinement(op, shape),
         match_shape=lambda attrs, shapes, out: match_shape(op, attrs, shapes, out),
         bind_operands=bind_operands,
+        mutations={"add": "verify.mutations.vta:add_mutations", "relu": "verify.mutations.vta:relu_mutations"}[op],
         proof=Proof(proof_setup, {"n": 32}),
     )

@@ -10,8 +10,8 @@ setup built inside the context sees the buggy model and one built outside it the
 
 Every mutation says which layer (claim) of a proof it is seeded in (``layer``);
 ``benchmarks/mutation_maxpool`` and ``benchmarks/proofs`` print the kill table. One module per
-accelerator family holds the bugs (``verify/mutations/layer_reduce.py``, ...); :data:`MUTATIONS`
-names, per mapping, the function returning them.
+accelerator family holds the bugs (``verify/mutations/layer_reduce.py``, ...); each mapping names
+the function returning its own (``mappings.base.Mapping.mutations``).
 """
 from __future__ import annotations
 
@@ -75,30 +75,11 @@ def applied(mutation: Mutation | None):
         _clear(mutation.rebuild)
 
 
-# mapping -> "module:function" returning {name: Mutation}; a module per accelerator family
-MUTATIONS: dict[str, str] = {
-    "flexasr.maxpool": "verify.mutations.layer_reduce:max_mutations",
-    "flexasr.meanpool": "verify.mutations.layer_reduce:mean_mutations",
-    "flexasr.maxpool_chain": "verify.mutations.layer_reduce:max_chain_mutations",
-    "flexasr.meanpool_chain": "verify.mutations.layer_reduce:mean_chain_mutations",
-    "flexasr.linear": "verify.mutations.flexasr_linear:mutations",
-    "flexasr.layernorm": "verify.mutations.flexasr_layernorm:mutations",
-    "flexasr.attention": "verify.mutations.flexasr_attention:mutations",
-    "flexasr.lstm": "verify.mutations.flexasr_lstm:mutations",
-    "hlscnn.conv2d": "verify.mutations.hlscnn:conv2d_mutations",
-    "hlscnn.conv2d_w8": "verify.mutations.hlscnn:conv2d_w8_mutations",
-    "vta.gemm": "verify.mutations.vta:gemm_mutations",
-    "vta.add": "verify.mutations.vta:add_mutations",
-    "vta.relu": "verify.mutations.vta:relu_mutations",
-}
-
-
 def _table(name: str) -> dict[str, Mutation]:
-    """The seeded bugs of mapping ``name``: those its declaration names (``Mapping.mutations``), else
-    those of :data:`MUTATIONS` ({} for a mapping without seeded bugs)."""
+    """The seeded bugs of mapping ``name``: those its declaration names (``Mapping.mutations``;
+    {} for a mapping without seeded bugs)."""
     from mappings.registry import MODULES, get
     spec = get(name).mutations if name in MODULES else None
-    spec = spec or MUTATIONS.get(name)
     if spec is None:
         return {}
     mod, fn = spec.split(":")

@@ -212,3 +212,33 @@ def relu_mutations() -> dict[str, Mutation]:
                  (Patch(_DRIVER, "encode", _field(_is("AluInsn"), imm=lambda v: v - 1)),)),
     ]
     return {m.name: m for m in M}
+
+
+def _last_pass_row_short(passes):
+    """The tiling drops the last row of the last pass (when it has more than one): that output
+    row is computed by no pass. Each pass is still a correct vta.gemm program, so only the
+    tiling lemma of ``--method chc`` sees it (BMC of a one-pass shape proves the pass)."""
+    def mutated(shape):
+        out = passes(shape)
+        rows, cols = out[-1]
+        if rows.stop - rows.start > 1:
+            out[-1] = (slice(rows.start, rows.stop - 1), cols)
+        return out
+    return mutated
+
+
+def dense_mutations() -> dict[str, Mutation]:
+    """vta.dense runs vta.gemm's driver on int8 codes, pass by pass, read at vta.gemm's output
+    map: the gemm bugs, seeded in the same production code, are its bugs too (refuted by BMC at
+    its proof shape), and one tiling bug (refuted by ``--method chc``, see
+    :data:`CHC_ONLY`)."""
+    M = list(gemm_mutations().values()) + [
+        Mutation("last_pass_row_short", "model-loops",
+                 "tiling: the last pass ends one row early (an output row computed by no pass)",
+                 (Patch("mappings.vta.dense", "passes", _last_pass_row_short),)),
+    ]
+    return {m.name: m for m in M}
+
+
+# seeded bugs that BMC of one pass cannot see by construction: refuted by --method chc
+CHC_ONLY = {"vta.dense": ("last_pass_row_short",)}
