@@ -33,9 +33,10 @@ PAPER = {
 }
 
 
-def measure(name: str, certify: str, ledger, budget: float = 120.0) -> dict:
+def measure(name: str, certify: str, ledger, budget: float = 120.0, require: str = "any") -> dict:
     import torch
     from compile.applications import load
+    from compile.certify import unproved_reason
     from compile.compiler import compile_graph
     from compile.frontend import from_torch
     torch.set_num_threads(1)
@@ -43,7 +44,7 @@ def measure(name: str, certify: str, ledger, budget: float = 120.0) -> dict:
     module, ex = load(name)
     graph = from_torch(module, ex)
     row = {"ops": len(graph), "front": time.perf_counter() - t0, "counts": {}, "host": {}, "cold": {}, "warm": {},
-           "breakdown": {}, "late": set(), "stop": {}}
+           "breakdown": {}, "late": set(), "stop": {}, "proved": {}, "unproved": {}}
     for key in ("cold", "warm"):            # cold: certificates obtained on demand; warm: all in the ledger
         for target in TARGETS:
             for mode in ("exact", "flexible"):
@@ -54,15 +55,34 @@ def measure(name: str, certify: str, ledger, budget: float = 120.0) -> dict:
                 row["late"] |= {f"{d.mapping} at {d.shape}" for d in res.refused if "within its budget" in d.reason}
                 if key == "warm":
                     row["breakdown"][(target, mode)] = {k: round(v, 2) for k, v in res.seconds.items()}
+                    # offloads backed by a proof of the whole call, and why each other one is not
+                    row["proved"][(target, mode)] = sum(1 for o in res.offloads
+                                                        if (o.certificate or {}).get("result") == "proved")
+                    for o in res.offloads:
+                        why = unproved_reason(o.call, path=ledger)
+                        if why:
+                            row["unproved"].setdefault(why, set()).add(f"{o.mapping} at {o.shape}")
                     if mode == "flexible":     # egglog's saturation: why it stopped, after how many iterations
                         row["stop"][target] = f"{res.stop_reason} ({res.iterations} it., {res.egraph_size} e-nodes)"
                 counts = (sum(res.counts().values()), res.host_ops)
+                if key == "warm" and require == "proved":       # the counts of proved offloads only
+                    proved = compile_graph(graph, (target,), matching=mode, certify="none", ledger_path=ledger,
+                                           budget=budget, require="proved")
+                    row["required"] = row.get("required", {})
+                    row["required"][(target, mode)] = sum(proved.counts().values())
                 if key == "cold":
                     row["counts"][(target, mode)], row["host"][(target, mode)] = counts
                 elif counts != (row["counts"][(target, mode)], row["host"][(target, mode)]):
                     raise SystemExit(f"{name} {target} {mode}: the warm compilation differs from the cold one "
                                      f"({counts} vs {row['counts'][(target, mode)], row['host'][(target, mode)]})")
     return row
+
+
+def _proved_cell(r) -> str:
+    counts = r.get("all_counts", r["counts"])
+    allc = sum(counts[(t, "flexible")] for t in TARGETS)
+    proved = sum(r["proved"][(t, "flexible")] for t in TARGETS)
+    return f"{proved}/{allc}" + (f" ({100 * proved / allc:.0f} %)" if allc else "")
 
 
 def _paper(name, target):
@@ -79,6 +99,9 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=120.0,
                     help="seconds of wall-clock time per on-demand simulation validation (default 120)")
     ap.add_argument("--ledger", default=str(LEDGER), help="the ledger (default paper_results/ledger.json)")
+    ap.add_argument("--require", choices=("any", "proved"), default="any",
+                    help="'proved': the counts are of offloads backed by a proof of the whole call (each other "
+                         "offload listed with the reason); default: proved or validated")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
     try:                                    # every argument and file checked before any work
@@ -97,29 +120,36 @@ def _main(args) -> int:
     apps = ["resnet20", "lstm_wlm"] if args.quick else names()
     rows = {}
     for n in apps:
-        rows[n] = r = measure(n, args.certify, args.ledger, args.budget)
+        rows[n] = r = measure(n, args.certify, args.ledger, args.budget, args.require)
+        if args.require == "proved":          # the table's counts: proved offloads only
+            r["all_counts"], r["counts"] = r["counts"], r["required"]
         line = "  ".join(f"{t} {r['counts'][(t, 'exact')]}/{r['counts'][(t, 'flexible')]}" for t in TARGETS)
         print(f"{n:16} {r['ops']:5} ops  {line}  front-end {r['front']:.1f} s, compile <= {max(r['warm'].values()):.2f} s "
               f"(first run, with on-demand certification: <= {max(r['cold'].values()):.1f} s); saturation: "
               + ", ".join(f"{t} {r['stop'][t]}" for t in TARGETS), flush=True)
     L = ["# Table 1: static accelerator invocations, exact / flexible matching", "",
-         f"Measured by `python -m benchmarks.table1{' --quick' if args.quick else ''}` on {platform.node() or 'this machine'} "
+         f"Measured by `python -m benchmarks.table1{' --quick' if args.quick else ''}"
+         f"{' --require proved' if args.require == 'proved' else ''}` on {platform.node() or 'this machine'} "
          f"({platform.machine()}, 2 cores, Python {platform.python_version()}), {time.strftime('%Y-%m-%d')}. Each "
          "application (random weights) imported with `from_torch`, compiled for one accelerator at a time; "
          "an offload needs a current certificate in `paper_results/ledger.json` (certificates obtained by "
          f"{f'simulation on demand, at most {args.budget:g} s per validation' if args.certify == 'sim' else 'earlier runs only'}), flexible matching uses only "
          "certified compiler-IR rewrites (`python -m compile.rewrites`). Paper columns: exact/flexible as quoted "
-         "in the issue, flexible-only from the flexmatch evaluation log; – where not available.", "",
+         "in the issue, flexible-only from the flexmatch evaluation log; – where not available."
+         + (" With `--require proved` the counts are of offloads backed by a proof of the whole call only." if
+            args.require == "proved" else ""), "",
          "| Application | IR ops | FlexASR here | FlexASR paper | HLSCNN here | HLSCNN paper | VTA here | VTA paper | "
          "Compile s: front-end + slowest of the 6 compilations, certificates in the ledger | First run: slowest "
-         "compilation incl. on-demand certification | Saturation stop (flexible; FlexASR / HLSCNN / VTA) |",
-         "|---|---|---|---|---|---|---|---|---|---|---|"]
+         "compilation incl. on-demand certification | Saturation stop (flexible; FlexASR / HLSCNN / VTA) | "
+         "Offloads backed by a proof of the whole call / all offloads (flexible; FlexASR + HLSCNN + VTA) |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for n, r in rows.items():
         cells = []
         for t in TARGETS:
             cells += [f"{r['counts'][(t, 'exact')]}/{r['counts'][(t, 'flexible')]}", _paper(n, t)]
         L.append(f"| {n} | {r['ops']} | " + " | ".join(cells) + f" | {r['front']:.1f} + {max(r['warm'].values()):.2f} "
-                 f"| {max(r['cold'].values()):.1f} | " + " / ".join(r["stop"][t] for t in TARGETS) + " |")
+                 f"| {max(r['cold'].values()):.1f} | " + " / ".join(r["stop"][t] for t in TARGETS)
+                 + f" | {_proved_cell(r)} |")
     L += ["", "Flexible matching saturates the e-graph with egglog's scheduler (the certified rewrites as egglog "
           "rules) under the compiler's limits (20 iterations, 5 s, 50,000 e-nodes); the saturation column gives "
           "egglog's stop reason per compilation (saturated: no rule adds anything; iterations / time / e-nodes: a "
@@ -130,6 +160,16 @@ def _main(args) -> int:
     for n, r in rows.items():
         k = max(r["warm"], key=r["warm"].get)
         L.append(f"- {n}: {k[0]} {k[1]}: {r['breakdown'][k]}")
+    L += ["", "Offloads without a proof of the whole call (a call is proved when its validation passed, the "
+          "mapping is proved at the call's shape or for all sizes, and the exact adapter check proved the matched "
+          "subterm equal to the mapping's IR fragment on the adapted operands; `compile.certify.unproved_reason`), "
+          "grouped by reason:", ""]
+    whys = {}
+    for n, r in rows.items():
+        for why, calls in r["unproved"].items():
+            whys.setdefault(why, []).extend(f"{n}: {c}" for c in sorted(calls))
+    L += [f"- {why}: {len(calls)} call(s): " + "; ".join(calls[:12]) + (" ..." if len(calls) > 12 else "")
+          for why, calls in sorted(whys.items(), key=lambda kv: -len(kv[1]))] or ["- none: every offload is proved"]
     late = {n: sorted(r["late"]) for n, r in rows.items() if r["late"]}
     if late:
         L += ["", "Offloads refused because their on-demand simulation validation did not finish within the "

@@ -310,6 +310,28 @@ def _mapping_proof(call, *, timeout: float | None, path, obtain: bool):
     return e if e["result"] == "proved" else None
 
 
+def unproved_reason(call, path=None) -> str | None:
+    """Why ``call`` has no proof of the whole call (None when a current ``proved`` call certificate
+    exists): what :func:`certify` with ``method="proof"`` would lack, without running it: the
+    mapping's proof setup or a current proof at the shape (or for all sizes), or the exact adapter
+    check's size limit (:data:`ADAPTER_PROOF_LIMIT`)."""
+    if certificates(call, require="proved", path=path):
+        return None
+    m, why = call.mapping, []
+    if m.proof is None:
+        why.append(f"{m.name} has no proof setup (validated by simulation only)")
+    elif _mapping_proof(call, timeout=None, path=path, obtain=False) is None:
+        why.append(f"no current proof of {m.name} at {call.shape.text} or for all sizes in the ledger")
+    if m.ir_fragment is None:
+        why.append(f"{m.name} declares no compiler-IR fragment for the exact adapter check")
+    else:
+        work = subject_work(call)
+        if work > ADAPTER_PROOF_LIMIT:
+            why.append(f"the exact adapter check is not attempted above {ADAPTER_PROOF_LIMIT:,} scalar operations "
+                       f"(this call: {work:,})")
+    return "; ".join(why) or "no proof attempted yet (python -m compile MODEL --certify proof)"
+
+
 def certify(call, *, method: str = "sim", samples: int = 20, seed: int = 0, timeout: float | None = 60.0,
             path=None, record: bool = True) -> dict:
     """Certify ``call`` by ``method`` (``sim`` or ``proof``, module docstring) and record the entry in

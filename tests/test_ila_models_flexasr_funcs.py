@@ -7,7 +7,7 @@ from ila import BV
 from ila.compile_np import evaluate
 from ila.expr import var
 from ila.models.flexasr.funcs import GB_ADPFLOAT_ADD, GB_ADPFLOAT_MAX, GB_ADPFLOAT_MEAN
-from mappings.flexasr.maxpool import ir_numerics
+from mappings.flexasr.layer_reduce import ir_numerics
 
 A, B = var("state", "a", BV(8), 0), var("state", "b", BV(8), 0)
 PAIRS = np.array([(a, b) for a in range(256) for b in range(256)], dtype=np.uint64)

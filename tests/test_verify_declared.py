@@ -9,7 +9,7 @@ from verify.bmc import check_bmc, claims_of
 
 
 def test_bmc_without_a_declared_map_claims_only_the_loops_end_to_end():
-    from mappings.flexasr import maxpool
+    from mappings.flexasr import layer_reduce as maxpool
     ps = maxpool.proof_setup({"R": 2, "C": 16})             # the raw fragments: no declared map
     assert getattr(ps, "declared", None) is None and "model-loops" in ps.covers
     v = check_bmc(ps, scope="2x16")
@@ -33,7 +33,7 @@ def test_wrong_declared_map_is_refuted_by_bmc_and_replayed():
     m = get("flexasr.maxpool")
     with mutations.applied(mutations.get(m, "declared_map_stride")):
         ps = m.proof.bmc({"R": 32, "C": 16})
-        from mappings.flexasr import maxpool
+        from mappings.flexasr import layer_reduce as maxpool
         plain = check_bmc(maxpool.proof_setup({"R": 32, "C": 16}))
     assert isinstance(plain, Proved)
     v = mutations.check(m, {"R": 32, "C": 16}, "declared_map_stride", "bmc")

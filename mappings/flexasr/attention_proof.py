@@ -168,7 +168,7 @@ def proof_setup(shape: dict, *, numerics: str = "uf", biases: Biases | None = No
     from ila.models.flexasr import funcs as Fn
     from mappings.base import Side
     from mappings.flexasr import attention as A
-    from mappings.flexasr.maxpool import _port
+    from mappings.flexasr.common import mmio_port as _port
     if numerics != "uf":
         raise MappingError(f"flexasr.attention: numerics {numerics!r} is not available for proofs: the unit's exp and "
                            f"division are proved as uninterpreted functions (use 'uf')")

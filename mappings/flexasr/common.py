@@ -113,3 +113,11 @@ AF_RANGE = DataCondition(
     "AdaptivFloat range", _clamped, 0.5,
     "max|x| of every input tensor must be 0 or within [2**-3, 2**5), the range the 3-bit exponent-bias register "
     "covers (outside it AdaptivFloat saturates large values or flushes small ones to zero)")
+
+
+def mmio_port():
+    """FlexASR's MMIO port for proofs: reads are ``if_axi_rd`` commands whose data is the driver's
+    ``read_word``; the interrupt line is ``top_interrupt_request``."""
+    from ila.models.flexasr.driver import read_word
+    from mappings.base import MmioPort
+    return MmioPort(is_read=lambda c: c.get("if_axi_rd") == 1, read_data=read_word, irq="top_interrupt_request")

@@ -57,8 +57,8 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", op: str = "max", infer
     from ila.models.flexasr.funcs import GB_ADPFLOAT_MAX, GB_ADPFLOAT_MEAN
     from ila.models.relay.model import relay_ila
     from mappings.base import MappingError, symbolic_data
-    from .maxpool import POOL_OPS, _port, emitted_stream, gb_address, ir_commands, ir_mean_numerics, ir_numerics, \
-        mean_link, tiled
+    from .layer_reduce import POOL_OPS, emitted_stream, gb_address, ir_commands, ir_mean_numerics, ir_numerics, \
+        mean_link, mmio_port as _port, tiled
     if op == "mean" and numerics == "exact":
         raise MappingError("flexasr.meanpool: --numerics exact is not available: the IR averages in float32, "
                            "which is not bit-equal to the unit's AdaptivFloat mean (use uf; sim/fuzz measure it)")

@@ -151,7 +151,7 @@ def proof_setup(shape: dict, *, numerics: str = "uf", biases: Biases | None = No
     from ila.models.flexasr import driver, isa, shared_model
     from mappings.base import Side
     from mappings.flexasr import layernorm as L
-    from mappings.flexasr.maxpool import _port
+    from mappings.flexasr.common import mmio_port as _port
     if numerics != "uf":
         raise MappingError(f"flexasr.layernorm: numerics {numerics!r} is not available for proofs: SInvSqrt and the "
                            f"unit's divisions are proved as uninterpreted functions (use 'uf')")

@@ -214,7 +214,7 @@ def proof_setup(shape: dict, *, numerics: str = "uf", biases: Biases | None = No
     applied around this function by ``verify.mutations``."""
     from ila.models.flexasr import driver, shared_model
     from mappings.flexasr import linear as L
-    from mappings.flexasr.maxpool import _port
+    from mappings.flexasr.common import mmio_port as _port
     if numerics != "uf":
         raise MappingError(f"flexasr.linear: numerics {numerics!r} is not available for proofs: ProductSum, RunBias "
                            f"and Fixed2Adaptfloat have no bit-precise expression (use 'uf')")

@@ -195,7 +195,7 @@ def proof_setup(shape: dict, *, numerics: str = "uf", biases: Biases | None = No
     from ila.models.flexasr import constants as C, driver, funcs as Fn, isa, shared_model
     from mappings.base import Side
     from mappings.flexasr import lstm as L
-    from mappings.flexasr.maxpool import _port
+    from mappings.flexasr.common import mmio_port as _port
     if numerics != "uf":
         raise MappingError(f"flexasr.lstm: numerics {numerics!r} is not available for proofs (use 'uf')")
     L.MAPPING.check_shape(shape)

@@ -1,7 +1,7 @@
 """BMC proof setups of the LayerReduce family (flexasr.maxpool, flexasr.meanpool and their chains)
 with the declared refinement map for ``verify.bmc`` to check (issue 26, item 5).
 
-The fragments are :func:`mappings.flexasr.maxpool.proof_setup`'s (the compiler-IR ILA fragment and
+The fragments are :func:`mappings.flexasr.layer_reduce.proof_setup`'s (the compiler-IR ILA fragment and
 the exact MMIO stream the code generator emits for symbolic codes, with the driver's read-back).
 To them this module adds the mapping's *declared* refinement map (``Mapping.refinement``, built
 from :func:`mappings.flexasr.common.gb_address`): x[t, c] (8-bit AdaptivFloat codes) at GB
@@ -30,9 +30,9 @@ def declared_pool(name: str, shape: dict, data: list) -> Declared:
 
 def proof_setup(shape: dict, *, numerics: str = "uf", op: str = "max") -> ProofSetupExt:
     """flexasr.maxpool (``op='max'``) / flexasr.meanpool (``'mean'``) at ``shape`` {"R", "C"}, or
-    their chains with ``shape["L"]``: :func:`mappings.flexasr.maxpool.proof_setup` plus the
+    their chains with ``shape["L"]``: :func:`mappings.flexasr.layer_reduce.proof_setup` plus the
     declared map (module docstring)."""
-    from mappings.flexasr import maxpool as M
+    from mappings.flexasr import layer_reduce as M
     ps = M.proof_setup(shape, numerics=numerics, op=op)
     chain = shape.get("L", 1) > 1
     name = f"flexasr.{op}pool" + ("_chain" if chain else "")

@@ -24,7 +24,7 @@ from ila.models.flexasr import reference as ref
 from mappings.base import Proof, Mapping
 from mappings.common import IrFragment
 from mappings.flexasr import common as F
-from mappings.flexasr.maxpool import SIDE_CONDITIONS as POOL_CONDITIONS
+from mappings.flexasr.layer_reduce import SIDE_CONDITIONS as POOL_CONDITIONS
 
 NAME = "flexasr.meanpool"
 # Measured (verify.simval.run_sim, seed 0, 100 inputs at 16x64): mean 1.98 %, max 2.16 %; fuzzing
@@ -74,8 +74,8 @@ def bind_operands(shape: dict, operands: list) -> dict:
 
 
 def _pool():
-    from mappings.flexasr import maxpool
-    return maxpool
+    from mappings.flexasr import layer_reduce
+    return layer_reduce
 
 
 def shape_strategy():

@@ -165,7 +165,7 @@ def layer_reduce_mutations(op: str) -> dict[str, Mutation]:
     M.append(Mutation("declared_map_stride", "model-loops", "declared refinement map: gb_address uses a "
                       "timestep-group stride of num_v*16+1 rows (the program is right; the declaration is not)",
                       (Patch("mappings.flexasr.common", "gb_address", _declared_stride),
-                       Patch("mappings.flexasr.maxpool", "gb_address", _declared_stride))))
+                       Patch("mappings.flexasr.layer_reduce", "gb_address", _declared_stride))))
     if op == "max":
         M.append(Mutation("duplicate_operand", "model-loops", "model: vector_max reads the first timestep of the "
                           "pair twice", (Patch(_LR, "GB_ADPFLOAT_MAX", lambda real: lambda a, b: real(a, a)),),
