@@ -15,8 +15,8 @@ the only module that touches egglog):
    (e-matching over the e-graph's typed view; each pattern node is tested by
    :func:`compile.patterns.node_matches`, closed patterns: unstated attributes at their defaults,
    every operator and operand of the mapping's dtype) is instantiated (:func:`instantiate`: the
-   mapping's shape at the match, :mod:`compile.offload`, and the verified-only gate,
-   :mod:`compile.gate`); each allowed match unions an accelerator-call e-node into the matched
+   mapping's shape at the match and the call artefact, :class:`compile.call.Call`, and the
+   verified-only gate, :func:`compile.gate.decide_call`); each allowed match unions an accelerator-call e-node into the matched
    e-class.
 4. egglog's extractor picks one e-node per e-class with static costs (a host compute operator
    :data:`compile.egraph.HOST`, a data-movement operator ``MOVE``, a call ``CALL``, the compile-time

@@ -1,4 +1,4 @@
-"""HLSCNN (8/16-bit fixed-point convolution): one package per machine, the same files in each.
+"""HLSCNN (8/16-bit fixed-point convolution): its ILA model, driver, machine port and fragment runner.
 
 * ``model`` — the ILA (:func:`build_hlscnn`) and its address map;
 * ``numerics`` — the fixed-point arithmetic as uninterpreted functions with numpy bodies;

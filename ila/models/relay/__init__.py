@@ -1,4 +1,4 @@
-"""The compiler-IR ILA (Relay operators): one package per machine, the same files in each.
+"""The compiler-IR ILA (Relay operators): model, numerics and operator sequences (no MMIO port).
 
 * ``model`` — the ILA (:func:`relay_ila`: one instruction per operator, ``FUNC_IDS``) and
   :class:`RelayMachine`, its simulator driver;

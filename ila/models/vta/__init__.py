@@ -1,4 +1,4 @@
-"""VTA (Versatile Tensor Accelerator), int8: one package per machine, the same files in each.
+"""VTA (Versatile Tensor Accelerator), int8: its ILA model, ISA, driver, machine port and fragment runner.
 
 * ``model`` — the ILA (:func:`build_vta`, parameterised by a VTA configuration);
 * ``isa`` — the instruction encoder/decoder (128-bit VTA instructions, bit fields);
