@@ -80,6 +80,11 @@ STEPS = (
     Step("mutation_maxpool", ("benchmarks.mutation_maxpool", "--out", "paper_results/mutation_maxpool.md"),
          ("mutation_maxpool.md",),
          differs="Not in the paper: the kill table of the LayerReduce family's seeded bugs."),
+    Step("compile_mutations", ("benchmarks.compile_mutations", "--no-progress"), ("compile_mutations.md",),
+         differs="Not in the paper: seeded compiler bugs (adapters, patterns, the fragment writer, fast paths, chain "
+                 "fusion, the gate, rewrite guards), each refused or refuted by the check of its claim."),
+    Step("host_speed", ("benchmarks.host_speed",), ("host_speed.md",),
+         differs="Not in the paper: the host runtime's CPU time against onnxruntime's, one thread each."),
 )
 
 
