@@ -78,6 +78,20 @@ def measure(name: str, certify: str, ledger, budget: float = 120.0, require: str
     return row
 
 
+def _previous_counts(path) -> dict:
+    """(application, target) -> "exact/flexible" from an earlier report at ``path`` ({} if none)."""
+    p = pathlib.Path(path)
+    if not p.is_file():
+        return {}
+    out = {}
+    for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 8 and cells[1].isdigit():
+            for k, t in enumerate(TARGETS):
+                out[(cells[0], t)] = cells[2 + 2 * k]
+    return out
+
+
 def _proved_cell(r) -> str:
     counts = r.get("all_counts", r["counts"])
     allc = sum(counts[(t, "flexible")] for t in TARGETS)
@@ -127,6 +141,7 @@ def _main(args) -> int:
         print(f"{n:16} {r['ops']:5} ops  {line}  front-end {r['front']:.1f} s, compile <= {max(r['warm'].values()):.2f} s "
               f"(first run, with on-demand certification: <= {max(r['cold'].values()):.1f} s); saturation: "
               + ", ".join(f"{t} {r['stop'][t]}" for t in TARGETS), flush=True)
+    previous = _previous_counts(args.out)
     L = ["# Table 1: static accelerator invocations, exact / flexible matching", "",
          f"Measured by `python -m benchmarks.table1{' --quick' if args.quick else ''}"
          f"{' --require proved' if args.require == 'proved' else ''}` on {platform.node() or 'this machine'} "
@@ -176,6 +191,13 @@ def _main(args) -> int:
               f"budget ({args.budget:g} s; the ILA simulators run these shapes instruction by instruction, and "
               "`python -m verify.mapping NAME --method sim --shape S` certifies one without a budget):", ""]
         L += [f"- {n}: {', '.join(v)}" for n, v in late.items()]
+    moved = [(n, t, previous[(n, t)], f"{r['counts'][(t, 'exact')]}/{r['counts'][(t, 'flexible')]}")
+             for n, r in rows.items() for t in TARGETS
+             if (n, t) in previous and previous[(n, t)] != f"{r['counts'][(t, 'exact')]}/{r['counts'][(t, 'flexible')]}"]
+    if previous:
+        L += ["", f"Counts that moved against the previous `{pathlib.Path(args.out).name}` (read before it was "
+              "overwritten; exact/flexible, previous -> now):", ""]
+        L += [f"- {n} {t}: {old} -> {new}" for n, t, old, new in moved] or ["- none"]
     L += ["", "Host compute operators left (exact/flexible) per accelerator:", ""]
     L += [f"- {n}: " + ", ".join(f"{t} {r['host'][(t, 'exact')]}/{r['host'][(t, 'flexible')]}" for t in TARGETS)
           for n, r in rows.items()]
