@@ -112,13 +112,17 @@ def test_deep_graph_compiles(ledger):
 
 
 @pytest.mark.slow
-def test_cli(ledger):
-    env = {**os.environ, "D2A_LEDGER": str(ledger)}
+def test_cli(tmp_path):
+    """The CLI on an application with a ledger of its own, empty (the module's ledger fixture costs a
+    minute and this test needs none of its certificates): nothing is offloaded without a
+    certificate, and each refusal says so."""
+    env = {**os.environ, "D2A_LEDGER": str(tmp_path / "l.json")}
     r = subprocess.run([sys.executable, "-m", "compile", "benchmarks.applications:resnet20", "--json", "--targets", "vta"],
                        capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["ir_operators"] == 57 and isinstance(out["offloads"], dict)
+    assert out["ir_operators"] == 57 and out["offloads"] == {}
+    assert out["refused"] and all("no current certificate" in why for why in out["refused"]), out["refused"]
     for argv, says in ((["resnet21"], "did you mean resnet20"), (["resnet20", "--targets", "tpu"], "unknown target"),
                        (["resnet20", "--time-limit", "0"], "--time-limit")):
         r = subprocess.run([sys.executable, "-m", "compile", *argv], capture_output=True, text=True, env=env)
