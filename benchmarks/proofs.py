@@ -72,10 +72,17 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
     "flexasr.layernorm": [("bmc", "2x32", "uf", True), ("bmc", "16x64", "uf", False)],
     "flexasr.attention": [("bmc", "20x32", "uf", True), ("bmc", "64x64", "uf", False)],
     "flexasr.lstm": [("bmc", "2x16x64", "uf", True), ("bmc", "4x16x64", "uf", False)],
-    "hlscnn.conv2d": [("bmc", "3x3x1x2x2x1", "uf", True), ("bmc", "8x8x1x16x3x1", "uf", False),
+    # C > 1: against the declared numerics term (HLSCNN rounds once per kernel tap)
+    "hlscnn.conv2d": [("bmc", "3x3x1x2x2x1", "uf", True), ("bmc", "3x3x2x2x2x1", "uf", True),
+                      ("bmc", "4x4x9x9x3x1", "uf", False), ("bmc", "8x8x1x16x3x1", "uf", False),
                       ("bmc", "16x16x1x16x3x1", "uf", False)],
     "hlscnn.conv2d_w8": [("bmc", "3x3x1x2x2x1", "uf", True), ("bmc", "8x8x1x16x3x1", "uf", False)],
+    "hlscnn.conv2d_nchw": [("bmc", "3x3x1x2x2x1x1", "uf", True)],
+    "hlscnn.conv2d_nchw_w8": [("bmc", "3x3x1x2x2x1x1", "uf", True)],
     "vta.gemm": [("bmc", "1x16x16", "exact", True), ("bmc", "16x64x64", "exact", False)],
+    # one pass by BMC; several passes (and an application shape) by the composite phase proof
+    "vta.dense": [("bmc", "2x20x18", "exact", True), ("chc", "16x64x32", "exact", True),
+                  ("chc", "64x576x64", "exact", False)],
     "vta.add": [("bmc", "32", "exact", True), ("bmc", "1024", "exact", False)],
     "vta.relu": [("bmc", "32", "exact", True), ("bmc", "1024", "exact", False)],
 }
@@ -94,7 +101,9 @@ MUTATION_SHAPE = {"flexasr.maxpool": "32x64", "flexasr.meanpool": "32x64", "flex
 MUTATION_CHECKS = {("flexasr.maxpool", "vector_count_near_max"): ("chc", "symbolic"),
                    ("flexasr.maxpool", "timestep_count_near_max"): ("chc", "symbolic"),
                    ("flexasr.meanpool", "vector_count_near_max"): ("chc", "symbolic"),
-                   ("flexasr.meanpool", "timestep_count_near_max"): ("chc", "symbolic")}
+                   ("flexasr.meanpool", "timestep_count_near_max"): ("chc", "symbolic"),
+                   # a tiling bug: each pass is a correct program, only the split proof's tiling lemma sees it
+                   ("vta.dense", "last_pass_row_short"): ("chc", "2x20x18")}
 
 
 # proofs too big for one task, split per output tile into pieces (verify.bmc.piece), each a task of
