@@ -14,15 +14,12 @@ from ila.models.flexasr.model import Flex, build_top
 
 def build_flexasr_handles() -> Flex:
     """Build the model and return the handle object (``.m`` is the Ila)."""
+    from ila.models.flexasr import attention, gb_control, layer_norm, zero_padding
     from ila.models.flexasr.layer_reduce import build_layer_reduce
     f = build_top()
     build_layer_reduce(f)
-    for mod in ("gb_control", "layer_norm", "attention", "zero_padding"):
-        try:
-            builder = __import__(f"{__name__}.{mod}", fromlist=["build"]).build
-        except ModuleNotFoundError:
-            continue
-        builder(f)
+    for child in (gb_control, layer_norm, attention, zero_padding):     # the child ILAs
+        child.build(f)
     return f
 
 
