@@ -71,8 +71,9 @@ def test_campaign_errors_exit_2(tmp_path, capsys):
 
 
 def test_the_last_proofs_run_on_a_local_cluster(tmp_path):
-    """All but the VTA proofs already recorded: the three VTA proofs run on a LocalCluster and land
-    in the results file, the ledger and the report."""
+    """All but the VTA proofs already recorded: the five quick VTA proofs (add, gemm, relu, and
+    vta.dense by BMC and by its composite phase proof) run on a LocalCluster and land in the results
+    file, the ledger and the report."""
     todo, _ = _plan(tmp_path)
     results = tmp_path / "r.jsonl"
     results.write_text("".join(json.dumps(_fake(t)) + "\n" for t in todo if not t.args[0].startswith("vta.")))
@@ -82,6 +83,7 @@ def test_the_last_proofs_run_on_a_local_cluster(tmp_path):
     recs = campaign.load(results)
     assert len(recs) == len(todo) and {r["key"] for r in recs} == {t.key for t in todo}
     vta = [r for r in recs if "/vta." in r["key"]]
-    assert len(vta) == 3 and all(r["ok"] and r["result"]["kind"] == "proved" for r in vta)
-    assert {e["mapping"] for e in ledger.load(tmp_path / "ledger.json")} == {"vta.add", "vta.gemm", "vta.relu"}
+    assert len(vta) == 5 and all(r["ok"] and r["result"]["kind"] == "proved" for r in vta)
+    assert {e["mapping"] for e in ledger.load(tmp_path / "ledger.json")} == {"vta.add", "vta.gemm", "vta.relu",
+                                                                                "vta.dense"}
     assert "| `vta.gemm` | bmc | 1x16x16 | exact | proved |" in out.read_text()
