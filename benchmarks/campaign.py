@@ -27,6 +27,7 @@ D2AError) for an unreachable or malformed scheduler address (naming it), a corru
 """
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -85,9 +86,20 @@ def _load(path: pathlib.Path) -> tuple[list[dict], int | None]:
 
 
 def _execute(fn, args):
-    """Runs on a worker: the result, the seconds it took and the worker's process id."""
+    """Runs on a worker: the result, the seconds it took and the worker's process id.
+
+    The cyclic garbage collector is off while the task runs and collects in the task's own thread
+    after it: otherwise the worker's event-loop thread may collect the task's cyclic garbage while
+    the task is inside a solver call (ctypes releases the GIL), and z3's reference counts are not
+    thread-safe (a z3 "unreachable" assertion or a dead worker in the middle of a proof)."""
+    gc.collect()
+    gc.disable()
     t0 = time.perf_counter()
-    res = fn(*args)
+    try:
+        res = fn(*args)
+    finally:
+        gc.enable()
+        gc.collect()
     return {"result": res, "seconds": time.perf_counter() - t0, "worker": os.getpid()}
 
 
