@@ -260,7 +260,10 @@ def _structural(call):
     if m.ir_fragment is None:
         return Unknown("structural", "", 0.0, reason=f"{m.name} declares no compiler-IR ILA fragment")
     frag = m.ir_fragment(call.shape)
-    built = _sides(call, frag, lambda k, n: [object() for _ in range(n)])
+    try:
+        built = _sides(call, frag, lambda k, n: [object() for _ in range(n)])
+    except (TypeError, ValueError) as exc:      # an adapter that computes on its operands' values
+        built = f"the adapter does not run on opaque elements ({type(exc).__name__}: {exc})"
     if isinstance(built, str):
         return Unknown("structural", "", time.perf_counter() - t0, reason=built)
     left, right, _, out, n = built
