@@ -25,8 +25,10 @@ changed. The ledger is the file ``ledger.json`` beside ``--out``. Seconds are me
 proofs share this machine's 2 cores).
 
 Writes ``paper_results/proofs.md``. Run: ``python -m benchmarks.proofs [--quick] [--no-mutations]
-[--timeout S] [--out PATH] [--workers N] [--scheduler ADDRESS] [--results PATH]``
-(``--quick``: only the small shapes, a few minutes).
+[--timeout S] [--out PATH] [--workers N] [--scheduler ADDRESS] [--results PATH]
+[--application-shapes]`` (``--quick``: only the small shapes, a few minutes;
+``--application-shapes``: also :data:`APPLICATION_METHOD`'s proofs at every shape the applications
+offload at, read from the call certificates in the ledger).
 """
 from __future__ import annotations
 
@@ -86,6 +88,26 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
     "vta.add": [("bmc", "32", "exact", True), ("bmc", "1024", "exact", False)],
     "vta.relu": [("bmc", "32", "exact", True), ("bmc", "1024", "exact", False)],
 }
+# --application-shapes: the mappings whose proofs reach the shapes the applications offload at, and
+# how (method, numerics); each is proved at every shape of its call certificates in the ledger (the
+# offloads of Tables 1 and 4). Others are not listed: their per-cell BMC does not reach those shapes
+# (flexasr.linear at 1x48x1152 takes 8 split pieces; hlscnn.conv2d_nchw has no loop-level proof yet).
+APPLICATION_METHOD = {"vta.dense": ("chc", "exact")}
+
+
+def _size(m, text: str) -> int:
+    return int(np.prod([int(x) for x in m.parse_shape(text).values()]))
+
+
+def application_shapes(name: str, ledger_file: str, limit: int | None = None) -> list[str]:
+    """The shapes of ``name``'s call certificates in the ledger (every offload an application made),
+    smallest first (product of the sizes), those with a product above ``limit`` left out."""
+    from verify.ledger import load
+    shapes = {e["scope"] for e in load(ledger_file) if e.get("mapping") == name and e.get("method") == "call"}
+    m = get(name)
+    return sorted((t for t in shapes if limit is None or _size(m, t) <= limit), key=lambda t: (_size(m, t), t))
+
+
 # shapes for the seeded bugs (else the mapping's proof_shape): the LayerReduce family needs R > 16,
 # since its tiling_stride bug changes the stride between 16-timestep groups and is equivalent to the
 # correct mapping while there is only one group, and C >= 64, since size_field_some_sizes fires only
@@ -177,12 +199,19 @@ def mutation_task(name: str, shape_text: str, mut: str, timeout: float, method: 
     return {"kind": v.kind, "seconds": v.seconds, "killed": bool(v.kind == "counterexample" and v.replayed)}
 
 
-def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str) -> tuple[list, list]:
-    """(campaign tasks in report order, registered mappings without a proof setup)."""
+def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
+          app_shapes: bool = False, app_limit: int | None = None) -> tuple[list, list]:
+    """(campaign tasks in report order, registered mappings without a proof setup). ``app_shapes``:
+    also the proofs of :data:`APPLICATION_METHOD` at :func:`application_shapes` (up to ``app_limit``)."""
     out, plain = [], []
     for name in names():
         m = get(name)
         plan = [p for p in PLAN.get(name, []) if p[3] or not quick]
+        if app_shapes and name in APPLICATION_METHOD:
+            method, numerics = APPLICATION_METHOD[name]
+            have = {(p[0], p[1], p[2]) for p in plan}
+            plan += [(method, t, numerics, False) for t in application_shapes(name, ledger_file, app_limit)
+                     if (method, t, numerics) not in have]
         if not plan:
             plain.append(name)
             continue
@@ -214,6 +243,11 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=900.0, help="solver timeout per proof (s)")
     ap.add_argument("--quick", action="store_true", help="small shapes only")
     ap.add_argument("--no-mutations", action="store_true")
+    ap.add_argument("--application-shapes", action="store_true",
+                    help="also prove " + ", ".join(APPLICATION_METHOD) + " at every shape the applications offload "
+                         "at (the shapes of its call certificates in the ledger)")
+    ap.add_argument("--application-limit", type=int, metavar="ELEMENTS",
+                    help="with --application-shapes: only shapes whose sizes multiply to at most this")
     ap.add_argument("--out", default=str(OUT / "proofs.md"), help="the report (default paper_results/proofs.md)")
     campaign.add_arguments(ap)
     args = ap.parse_args(argv)
@@ -223,6 +257,8 @@ def main(argv=None) -> int:
         from ila.cli import check_seconds, output_file
         from verify.ledger import load
         check_seconds("--timeout", args.timeout)
+        if args.application_limit is not None and args.application_limit < 1:
+            raise D2AError(f"--application-limit must be >= 1 (got {args.application_limit})")
         output_file(args.out, "--out")
         output_file(ledger_file, "the ledger beside --out")
         load(str(ledger_file))
@@ -232,7 +268,8 @@ def main(argv=None) -> int:
     import importlib
     # the tasks by reference to the importable module (as __main__ they would be pickled by value)
     todo, plain = importlib.import_module("benchmarks.proofs").tasks(args.quick, not args.no_mutations, args.timeout,
-                                                                    str(ledger_file))
+                                                                    str(ledger_file), args.application_shapes,
+                                                                    args.application_limit)
     try:
         # beside the report too (paper_results/campaigns/proofs.jsonl, committed): a rerun on another
         # machine or in another session redoes only proofs whose sources changed
@@ -279,6 +316,8 @@ def main(argv=None) -> int:
         print(f"{name:22} {method:9} {scope:16} {numerics:5} {res['kind']:14} {res['seconds']:8.2f} s "
               f"({len(parts)} pieces, longest {max(p['seconds'] for _, p in parts):.1f} s)", flush=True)
     cmd = "python -m benchmarks.proofs" + (" --quick" if args.quick else "") + \
+        (" --application-shapes" if args.application_shapes else "") + \
+        (f" --application-limit {args.application_limit}" if args.application_limit else "") + \
         (f" --timeout {args.timeout:g}" if args.timeout != 900.0 else "") + (" --no-mutations" if args.no_mutations else "")
     L = ["# Formal proofs of the mappings (BMC and CHC), recorded in the ledger", "",
          f"Measured by `{cmd}` on {platform.node() or 'this machine'} ({platform.machine()}, 2 cores; a Dask campaign, "

@@ -22,8 +22,11 @@ mapping itself at the shape or for all sizes (``verify.bmc`` / ``verify.chc``: t
 fragment against the exact emitted stream and its read-back; obtained on demand by BMC when
 missing), plus an exact check that the subterm's IR semantics equals the mapping's IR fragment
 applied to the adapted operands for all data (:func:`adapter_proof`: both sides lowered to the
-compiler-IR ILA, BMC over symbolic operand elements, arithmetic as uninterpreted functions with
-the axioms of the mapping's IR numerics). Result ``proved`` only when all three hold.
+compiler-IR ILA; first by structure, :func:`structural_adapter_proof` with
+:mod:`verify.structural`, at any size: every output element is the same operators applied to the
+same operand elements; else by BMC over symbolic operand elements, arithmetic as uninterpreted
+functions with the axioms of the mapping's IR numerics, up to :data:`ADAPTER_PROOF_LIMIT`).
+Result ``proved`` only when all three hold.
 
 Source of the method: the paper's §2.3 (simulation-based validation; proofs of individual
 mappings) and DESIGN.md ("One artefact per accelerator call").
@@ -40,10 +43,11 @@ from compile.errors import CompileError
 
 CHECKER = "compile.certify"
 METHOD = "call"
-# The exact adapter check unrolls both sides element by element on the compiler-IR ILA; beyond this
-# many scalar operations (output elements times reduction length, summed over the subterm's nodes)
-# it is not attempted (Unknown: the call is certified by validation, not proved). A 16x64x64 linear
-# layer is 65,536 (about 100 s here); the proof shapes of the mappings are below 2,000.
+# The exact adapter check is first structural (value numbering, any size); when that leaves it open,
+# its BMC unrolls both sides element by element on the compiler-IR ILA, and beyond this many scalar
+# operations (output elements times reduction length, summed over the subterm's nodes) the BMC is
+# not attempted (Unknown: the call is certified by validation, not proved). A 16x64x64 linear layer
+# is 65,536 (about 100 s here); the proof shapes of the mappings are below 2,000.
 ADAPTER_PROOF_LIMIT = 20_000
 COVERS_SIM = ("pattern-attributes", "operand-adapters", "codegen-stream", "fragment-writer", "fast-path",
               "read-back", "output-adapter", "numerics-sampled")
@@ -191,40 +195,31 @@ def subject_work(call) -> int:
     return total
 
 
-def adapter_proof(call, *, timeout: float | None = 60.0):
-    """BMC: the subject's IR semantics equals the mapping's IR fragment on the adapted operands, for
-    all data (both sides on the compiler-IR ILA in the fragment's numerics, arithmetic
-    uninterpreted with its axioms; operands as symbolic elements through the real adapter). A
-    verdict (``ila.verdict``); Unknown when a side does not lower to the compiler-IR ILA."""
+def _sides(call, frag, make_elements):
+    """Both sides of the adapter check as compiler-IR ILA command streams: the subject lowered on
+    operand elements ``make_elements(k, n)`` (a list of n element terms of operand k), and the
+    mapping's fragment on the adapted elements (the real ``bind_operands``). Returns (left
+    fragment, right commands, operand element lists, the left output's base address, output elements)
+    or a reason (str) when a side cannot be built."""
     from compile.rewrites.lower import LoweringError, lower
-    from ila.models.relay.model import relay_ila
-    from ila.verdict import Unknown
-    from mappings.base import ProofSetup, Side, symbolic_data
+    from ila.models.relay.numerics import NUMERICS
     from mappings.common import ir_commands
-    from verify.bmc import check_bmc
     m = call.mapping
-    if m.ir_fragment is None:
-        return Unknown("bmc", "z3", 0.0, reason=f"{m.name} declares no compiler-IR ILA fragment")
-    work = subject_work(call)
-    if work > ADAPTER_PROOF_LIMIT:
-        return Unknown("bmc", "z3", 0.0, reason=f"the subject has {work} scalar operations, above the exact "
-                                                 f"adapter check's limit of {ADAPTER_PROOF_LIMIT}")
-    frag = m.ir_fragment(call.shape)
     numerics = getattr(frag, "numerics", "float32")
-    width = 32
     elements, data, arrays = {}, [], []
     g = call.graph()
     for k, v in enumerate(g.inputs):
-        e = symbolic_data(int(np.prod(v.shape, dtype=np.int64)), width, prefix=f"op{k}_")
+        e = make_elements(k, int(np.prod(v.shape, dtype=np.int64)))
         elements[v.uid] = e
         data += e
-        arrays.append(np.array(e, dtype=object).reshape(v.shape))
+        arr = np.empty(len(e), dtype=object)
+        arr[:] = e
+        arrays.append(arr.reshape(v.shape))
     try:
         left = lower([g.outputs[0]], elements)
     except LoweringError as exc:
-        return Unknown("bmc", "z3", 0.0, reason=f"the subject does not lower to the compiler-IR ILA: {exc}")
+        return f"the subject does not lower to the compiler-IR ILA: {exc}"
     named = m.bind_operands(call.shape, arrays)
-    from ila.models.relay.numerics import NUMERICS
     data_in = {}
     for k in frag.inputs:
         if k in named:
@@ -233,16 +228,84 @@ def adapter_proof(call, *, timeout: float | None = 60.0):
             bits = NUMERICS[numerics].from_float(np.asarray(frag.consts[k])).reshape(-1)
             data_in[k] = np.array([int(b) for b in bits], dtype=object)
         else:
-            return Unknown("bmc", "z3", 0.0, reason=f"the adapter does not produce the fragment's input {k!r}")
-    right_cmds = ir_commands(frag, data_in)
-    ila = relay_ila(numerics, tensor_entries=1 << max(16, int(max(left.top, frag.size()) - 1).bit_length()))
+            return f"the adapter does not produce the fragment's input {k!r}"
     n = int(np.prod(g.outputs[0].shape, dtype=np.int64))
-    out_base = frag.output[0]
     if int(np.prod(frag.output[1], dtype=np.int64)) != n:
-        return Unknown("bmc", "z3", 0.0, reason=f"the fragment's output has {int(np.prod(frag.output[1]))} elements, "
-                                                 f"the subject's {n}")
+        return f"the fragment's output has {int(np.prod(frag.output[1]))} elements, the subject's {n}"
+    return left, ir_commands(frag, data_in), data, left.base[g.outputs[0].uid], n
+
+
+_STRUCTURAL: dict = {}      # (id of the mapping, subject digest) -> (mapping, verdict): one check per subject
+
+
+def structural_adapter_proof(call):
+    """The adapter check by structure (:mod:`verify.structural`): the subject lowered on opaque
+    operand elements and the mapping's fragment on the adapted elements compute every output
+    element by the same compiler-IR ILA operators from the same operand elements. Any size (one
+    pass over the programs' memory). A verdict: Proved, or Unknown with the reason (a structural
+    difference is not a counterexample)."""
+    key = (id(call.mapping), call.subject.digest)
+    if key in _STRUCTURAL:
+        return _STRUCTURAL[key][1]
+    v = _structural(call)
+    _STRUCTURAL[key] = (call.mapping, v)      # the mapping is kept, so its id is not reused
+    return v
+
+
+def _structural(call):
+    from ila.verdict import Proved, Unknown
+    from verify.structural import same_outputs
+    t0 = time.perf_counter()
+    m = call.mapping
+    if m.ir_fragment is None:
+        return Unknown("structural", "", 0.0, reason=f"{m.name} declares no compiler-IR ILA fragment")
+    frag = m.ir_fragment(call.shape)
+    try:
+        built = _sides(call, frag, lambda k, n: [object() for _ in range(n)])
+    except (TypeError, ValueError) as exc:      # an adapter that computes on its operands' values
+        built = f"the adapter does not run on opaque elements ({type(exc).__name__}: {exc})"
+    if isinstance(built, str):
+        return Unknown("structural", "", time.perf_counter() - t0, reason=built)
+    left, right, _, out, n = built
+    entries = 1 << max(16, int(max(left.top, frag.size()) - 1).bit_length())
+    same, why = same_outputs(left.commands, out, right, frag.output[0], n, entries)
+    secs = time.perf_counter() - t0
+    if same:
+        return Proved("structural", "", secs, why, scope=call.shape.text, covers=("adapters-exact",))
+    return Unknown("structural", "", secs, reason=why)
+
+
+def adapter_proof(call, *, timeout: float | None = 60.0):
+    """The subject's IR semantics equals the mapping's IR fragment on the adapted operands, for all
+    data: first by structure (:func:`structural_adapter_proof`, any size); when that leaves it
+    open, by BMC (both sides on the compiler-IR ILA in the fragment's numerics, arithmetic
+    uninterpreted with its axioms; operands as symbolic elements through the real adapter), up to
+    :data:`ADAPTER_PROOF_LIMIT` scalar operations. A verdict (``ila.verdict``); Unknown when a side
+    does not lower to the compiler-IR ILA or the subject is above the limit."""
+    from ila.models.relay.model import relay_ila
+    from ila.verdict import Unknown
+    from mappings.base import ProofSetup, Side, symbolic_data
+    from verify.bmc import check_bmc
+    m = call.mapping
+    if m.ir_fragment is None:
+        return Unknown("bmc", "z3", 0.0, reason=f"{m.name} declares no compiler-IR ILA fragment")
+    st = structural_adapter_proof(call)
+    if st.kind == "proved":
+        return st
+    work = subject_work(call)
+    if work > ADAPTER_PROOF_LIMIT:
+        return Unknown("bmc", "z3", st.seconds, reason=f"not shown by structure ({st.reason}); the subject has {work} "
+                                                      f"scalar operations, above the BMC adapter check's limit of "
+                                                      f"{ADAPTER_PROOF_LIMIT}")
+    frag = m.ir_fragment(call.shape)
+    built = _sides(call, frag, lambda k, n: symbolic_data(n, 32, prefix=f"op{k}_"))
+    if isinstance(built, str):
+        return Unknown("bmc", "z3", 0.0, reason=built)
+    left, right_cmds, data, out, n = built
+    ila = relay_ila(getattr(frag, "numerics", "float32"),
+                    tensor_entries=1 << max(16, int(max(left.top, frag.size()) - 1).bit_length()))
     ps = ProofSetup(Side(ila, left.commands, "tensor"), Side(ila, right_cmds, "tensor"), data,
-                    [(left.base[g.outputs[0].uid] + k, out_base + k) for k in range(n)],
+                    [(out + k, frag.output[0] + k) for k in range(n)],
                     axioms=[], describe_output=lambda k: f"result element {k}")
     return check_bmc(ps, solver="z3", timeout=timeout, label=f"call.{m.name}.{call.shape.text}")
 
@@ -327,8 +390,10 @@ def unproved_reason(call, path=None) -> str | None:
     else:
         work = subject_work(call)
         if work > ADAPTER_PROOF_LIMIT:
-            why.append(f"the exact adapter check is not attempted above {ADAPTER_PROOF_LIMIT:,} scalar operations "
-                       f"(this call: {work:,})")
+            st = structural_adapter_proof(call)
+            if st.kind != "proved":
+                why.append(f"the adapter check is not shown by structure ({st.reason}) and its BMC is not "
+                           f"attempted above {ADAPTER_PROOF_LIMIT:,} scalar operations (this call: {work:,})")
     return "; ".join(why) or "no proof attempted yet (python -m compile MODEL --certify proof)"
 
 
@@ -353,6 +418,7 @@ def certify(call, *, method: str = "sim", samples: int = 20, seed: int = 0, time
         ad = adapter_proof(call, timeout=timeout)
         extra["mapping_proof"] = None if mp is None else {k: mp.get(k) for k in ("method", "scope", "digest", "date")}
         extra["adapter_proof"] = ad.kind
+        extra["adapter_method"] = ad.method
         parts = [rep.summary(), f"adapter check: {ad.kind}" + (f" ({ad.detail or getattr(ad, 'reason', '')})"
                                                                if ad.kind != "proved" else ""),
                  "mapping proof: " + (f"{mp['method']} at {mp['scope']}" if mp else "none current")]

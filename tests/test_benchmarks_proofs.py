@@ -87,3 +87,21 @@ def test_the_last_proofs_run_on_a_local_cluster(tmp_path):
     assert {e["mapping"] for e in ledger.load(tmp_path / "ledger.json")} == {"vta.add", "vta.gemm", "vta.relu",
                                                                                 "vta.dense"}
     assert "| `vta.gemm` | bmc | 1x16x16 | exact | proved |" in out.read_text()
+
+
+def test_application_shapes_come_from_the_call_certificates(tmp_path):
+    """--application-shapes: vta.dense is proved at every shape it has a call certificate at (the
+    applications' offloads), smallest first, besides the plan's own shapes."""
+    path = tmp_path / "ledger.json"
+    def entry(name, scope):
+        return {"mapping": name, "method": "call", "scope": scope, "digest": "0" * 16, "checker": "compile.certify",
+                "result": "passed", "seconds": 1.0, "covers": [], "date": "2026-11-26 00:00:00"}
+    entries = [entry("vta.dense", s) for s in ("64x576x64", "4x32x16", "4x32x16")] + [entry("flexasr.linear", "1x16x64")]
+    path.write_text(json.dumps(entries))
+    assert proofs.application_shapes("vta.dense", str(path)) == ["4x32x16", "64x576x64"]
+    todo, _ = proofs.tasks(True, False, 900.0, str(path), app_shapes=True)
+    dense = [t.args[1:4] for t in todo if t.fn is proofs.prove_task and t.args[0] == "vta.dense"]
+    assert ("chc", "4x32x16", "exact") in dense and ("chc", "64x576x64", "exact") in dense
+    assert len(dense) == len(set(dense))
+    plain, _ = proofs.tasks(True, False, 900.0, str(path))
+    assert len(todo) == len(plain) + 2

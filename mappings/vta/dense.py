@@ -224,6 +224,16 @@ def shape_strategy():
                      st.integers(4, 40))
 
 
+def ir_fragment(shape: dict):
+    """The compiler-IR ILA fragment at ``shape``: the IR operator itself, ``nn.dense`` of x [N, K]
+    and w [M, K] row-major in float32, output [N, M] (vta.gemm's layout, float32 numerics). The
+    accelerator computes it in the declared numerics (:func:`reference_term`, measured against the
+    float operator by simulation); the exact adapter check of a call relates the matched IR subterm
+    to this fragment (``compile.certify.adapter_proof``)."""
+    import dataclasses
+    return dataclasses.replace(G.ir_fragment(shape), numerics="float32")
+
+
 # ----------------------------------------------------------------------------- declared numerics (issue 26, item 4)
 def reference_term(shape: dict, inputs: dict) -> np.ndarray:
     """The declared numerics: the IR operator (float32 ``x @ w.T``) computed in the accelerator's
@@ -246,6 +256,7 @@ MAPPING = Mapping(
     # the operand adapters are vta.gemm's: the same (nn.dense ?x ?w) operands and shape N, K, M
     match_shape=G.match_shape,
     bind_operands=G.bind_operands,
+    ir_fragment=ir_fragment,
     name=NAME,
     ir_pattern="(nn.dense ?x ?w)",
     description="float32 dense on VTA's GEMM core: per-tensor int8 quantisation on the host, int32 accumulation, "
