@@ -234,7 +234,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(OUT), help="the markdown report (default paper_results/onnx_conformance.md)")
     ap.add_argument("-k", dest="pattern", help="only cases whose name matches this regular expression")
     args = ap.parse_args(argv)
-    from ila.errors import D2AError, report
+    from ila.errors import D2AError, report as report_error
     try:                                    # every argument checked before any work
         import re
 
@@ -246,7 +246,7 @@ def main(argv=None) -> int:
                 raise ArgumentError(f"-k {args.pattern!r}: not a regular expression ({exc})") from None
         output_file(args.out, "--out", parents=False)
     except D2AError as exc:
-        return report(exc)
+        return report_error(exc)
     t0 = time.perf_counter()
     out, models = run(args.pattern)
     text = report(out, models, time.perf_counter() - t0)

@@ -85,3 +85,13 @@ def test_backend_api_and_new_importer_features():
     with pytest.raises(UnsupportedOperatorError, match=r"output 1 \('idx'\) is used|Indices output is used"):
         from_onnx(_model(helper.make_node("MaxPool", ["x"], ["y", "idx"], kernel_shape=[2, 2]),
                          [x], [f("y", onnx.TensorProto.FLOAT, None), f("idx", onnx.TensorProto.INT64, None)], 12))
+
+
+def test_the_cli_writes_its_report(tmp_path):
+    """``python -m benchmarks.onnx_conformance -k PATTERN --out F``: exit 0 and a report with the totals
+    (the report function and the error reporter once shared a name in main)."""
+    from benchmarks import onnx_conformance
+    out = tmp_path / "conf.md"
+    assert onnx_conformance.main(["-k", r"^test_abs$", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "| Abs | yes |" in text and "0 wrong" in text
