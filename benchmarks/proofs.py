@@ -26,9 +26,10 @@ proofs share this machine's 2 cores).
 
 Writes ``paper_results/proofs.md``. Run: ``python -m benchmarks.proofs [--quick] [--no-mutations]
 [--timeout S] [--out PATH] [--workers N] [--scheduler ADDRESS] [--results PATH]
-[--application-shapes]`` (``--quick``: only the small shapes, a few minutes;
+[--application-shapes [--application-limit N]]`` (``--quick``: only the small shapes, a few minutes;
 ``--application-shapes``: also :data:`APPLICATION_METHOD`'s proofs at every shape the applications
-offload at, read from the call certificates in the ledger).
+offload at, read from the call certificates in the ledger; ``--application-limit``: only those
+whose sizes multiply to at most N).
 """
 from __future__ import annotations
 
@@ -254,11 +255,10 @@ def main(argv=None) -> int:
     ledger_file = pathlib.Path(args.out).resolve().parent / "ledger.json"   # beside the report: paper_results/
     from ila.errors import D2AError, report
     try:                                         # every argument and file checked before any work
-        from ila.cli import check_seconds, output_file
+        from ila.cli import check_int, check_seconds, output_file
         from verify.ledger import load
         check_seconds("--timeout", args.timeout)
-        if args.application_limit is not None and args.application_limit < 1:
-            raise D2AError(f"--application-limit must be >= 1 (got {args.application_limit})")
+        check_int("--application-limit", args.application_limit, 1)
         output_file(args.out, "--out")
         output_file(ledger_file, "the ledger beside --out")
         load(str(ledger_file))

@@ -65,7 +65,6 @@ def measure(name: str, certify: str, ledger, budget: float = 120.0, require: str
                     for o in res.offloads if certify == "proof" else ():
                         if (unproved_reason(o.call, path=ledger) or "").startswith(NOT_ATTEMPTED):
                             certify_call(o.call, method="proof", timeout=budget, path=ledger)
-                            row["upgraded"] = row.get("upgraded", 0) + 1
                     row["proved"][(target, mode)] = sum(1 for o in res.offloads
                                                         if certificates(o.call, require="proved", path=ledger))
                     for o in res.offloads:
