@@ -235,21 +235,14 @@ def _sides(call, frag, make_elements):
     return left, ir_commands(frag, data_in), data, left.base[g.outputs[0].uid], n
 
 
-_STRUCTURAL: dict = {}      # (id of the mapping, subject digest) -> (mapping, verdict): one check per subject
-
-
 def structural_adapter_proof(call):
     """The adapter check by structure (:mod:`verify.structural`): the subject lowered on opaque
     operand elements and the mapping's fragment on the adapted elements compute every output
     element by the same compiler-IR ILA operators from the same operand elements. Any size (one
     pass over the programs' memory). A verdict: Proved, or Unknown with the reason (a structural
-    difference is not a counterexample)."""
-    key = (id(call.mapping), call.subject.digest)
-    if key in _STRUCTURAL:
-        return _STRUCTURAL[key][1]
-    v = _structural(call)
-    _STRUCTURAL[key] = (call.mapping, v)      # the mapping is kept, so its id is not reused
-    return v
+    difference is not a counterexample). Run afresh each time (no cache: a verdict must be about
+    the adapters as they are now, patched ones included)."""
+    return _structural(call)
 
 
 def _structural(call):
@@ -373,13 +366,14 @@ def _mapping_proof(call, *, timeout: float | None, path, obtain: bool):
     return e if e["result"] == "proved" else None
 
 
-def unproved_reason(call, path=None) -> str | None:
-    """Why ``call`` has no proof of the whole call (None when a current ``proved`` call certificate
-    exists): what :func:`certify` with ``method="proof"`` would lack, without running it: the
-    mapping's proof setup or a current proof at the shape (or for all sizes), or the exact adapter
-    check's size limit (:data:`ADAPTER_PROOF_LIMIT`)."""
-    if certificates(call, require="proved", path=path):
-        return None
+# unproved_reason's answer when only the proof of the whole call itself is missing
+NOT_ATTEMPTED = "no proof attempted yet (python -m compile MODEL --certify proof)"
+
+
+def _missing(call, path) -> list[str]:
+    """What a proof of the whole call lacks besides running it: the mapping's proof setup or a
+    current proof at the shape (or for all sizes); the compiler-IR fragment; the exact adapter
+    check above the BMC size limit (checked by structure here)."""
     m, why = call.mapping, []
     if m.proof is None:
         why.append(f"{m.name} has no proof setup (validated by simulation only)")
@@ -394,7 +388,18 @@ def unproved_reason(call, path=None) -> str | None:
             if st.kind != "proved":
                 why.append(f"the adapter check is not shown by structure ({st.reason}) and its BMC is not "
                            f"attempted above {ADAPTER_PROOF_LIMIT:,} scalar operations (this call: {work:,})")
-    return "; ".join(why) or "no proof attempted yet (python -m compile MODEL --certify proof)"
+    return why
+
+
+def unproved_reason(call, path=None) -> str | None:
+    """Why ``call`` has no proof of the whole call (None when a current ``proved`` call certificate
+    exists): what :func:`certify` with ``method="proof"`` would lack, without running it (the
+    mapping's proof setup or a current proof at the shape or for all sizes, the compiler-IR
+    fragment, or the exact adapter check's size limit :data:`ADAPTER_PROOF_LIMIT`);
+    :data:`NOT_ATTEMPTED` when nothing but the proof itself is missing."""
+    if certificates(call, require="proved", path=path):
+        return None
+    return "; ".join(_missing(call, path)) or NOT_ATTEMPTED
 
 
 def certify(call, *, method: str = "sim", samples: int = 20, seed: int = 0, timeout: float | None = 60.0,

@@ -817,7 +817,10 @@ class Session:
             self._engine.close()              # an e-graph in an unknown state is not reused
             raise
         else:
-            _release(self._engine)
+            if exc[0] is None:
+                _release(self._engine)
+            else:                             # the session failed (an egglog panic may leave state behind)
+                self._engine.close()
         finally:
             _restore_recursion_limit()
             self._engine = None

@@ -181,6 +181,19 @@ def test_application_sized_calls_are_proved_by_structure_and_adapter_bugs_are_no
     assert "not shown by structure" in unproved_reason(bad)
 
 
+def test_the_adapter_check_sees_the_adapter_as_it_is_now():
+    """No verdict is reused across a change of the code an adapter calls (a seeded bug that patches a
+    module function the mapping object calls, the object itself unchanged)."""
+    m = get("vta.dense")
+    impl = [m.bind_operands]
+    mapping = dataclasses.replace(m, bind_operands=lambda shape, operands: impl[0](shape, operands))
+    call = _call("vta.dense", _dense(64, 64, 64), mapping)
+    assert structural_adapter_proof(call).kind == "proved"
+    impl[0] = w_transposed(m).bind_operands
+    assert structural_adapter_proof(call).kind == "unknown"
+    assert adapter_proof(call).kind == "unknown"
+
+
 def test_structure_and_bmc_agree_on_a_small_call():
     good = _call("hlscnn.conv2d_nchw", _conv_nchw(3, 1, 2))
     assert structural_adapter_proof(good).kind == "proved"
