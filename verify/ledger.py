@@ -157,22 +157,46 @@ def _graph():
     return _GRAPH
 
 
+_FILES: dict = {}
+
+
+def _files() -> dict:
+    """The project's modules -> source files (read once per process, like the import graph)."""
+    if not _FILES:
+        from .closure import module_files
+        _FILES.update(module_files())
+    return _FILES
+
+
 def closure_files(mapping, method: str = "bmc") -> list[pathlib.Path]:
     """The source files a verdict of ``method`` on ``mapping`` depends on (sorted)."""
     from mappings.registry import MODULES
-    from .closure import module_files
     roots = [MODULES[mapping.name], CHECKERS.get(method, "verify.bmc")]
-    files = module_files()
+    files = _files()
     return sorted(files[m] for m in closure(roots, _graph()) if m in files)
 
 
 def _hash(files) -> str:
-    h = hashlib.sha256()
-    for f in files:
-        h.update(str(f.relative_to(ROOT)).encode())
-        h.update(b"\0")
-        h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+    key = tuple((str(f), *_signature(f)) for f in files)
+    got = _HASHES.get(key)
+    if got is None:
+        h = hashlib.sha256()
+        for f in files:
+            h.update(str(f.relative_to(ROOT)).encode())
+            h.update(b"\0")
+            h.update(f.read_bytes())
+        got = _HASHES[key] = h.hexdigest()[:16]
+    return got
+
+
+def _signature(f: pathlib.Path) -> tuple:
+    """What identifies a source file's present contents for the digest cache: inode, size,
+    modification and change times (ns); saving a file changes them."""
+    st = f.stat()
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+_HASHES: dict = {}          # file signatures -> digest (sources are hashed once per change)
 
 
 def digest(mapping, method: str = "bmc") -> str:
@@ -185,8 +209,8 @@ def module_digest(roots: list[str]) -> str:
     mappings, e.g. certified compiler-IR rewrites: their rules module and checker). A root outside
     the project's packages (a mapping registered at run time from another module, e.g. a user's
     accelerator) contributes its own source file and the closure of the project modules it names."""
-    from .closure import external_module, module_files
-    files = module_files()
+    from .closure import external_module
+    files = _files()
     inside, outside = [r for r in roots if r in files or not r], []
     for r in roots:
         if r and r not in files:
@@ -280,13 +304,20 @@ def _parse(p: pathlib.Path, data: bytes) -> list[dict]:
 
 
 def _load_file(p: pathlib.Path) -> list[dict]:
+    """The entries of ledger file ``p``, each a fresh dict (the parse of the same bytes is reused)."""
     try:
         data = p.read_bytes()
     except FileNotFoundError:
         return []
     except OSError as exc:
         raise LedgerError(f"ledger {p} cannot be read: {exc.strerror}") from None
-    return _parse(p, data)
+    got = _PARSED.get(str(p))
+    if got is None or got[0] != data:
+        got = _PARSED[str(p)] = (data, _parse(p, data))
+    return [dict(e) for e in got[1]]
+
+
+_PARSED: dict = {}          # ledger path -> (its bytes, their parsed entries)
 
 
 def _key(e: dict) -> tuple:
@@ -421,10 +452,9 @@ def current_digest(e: dict) -> str | None:
     """The digest ``e`` would have if it were made from today's sources (None: its subject is no
     registered mapping nor project module)."""
     from mappings.registry import MODULES, get
-    from .closure import module_files
     try:
         if e.get("module"):
-            if e["module"] not in module_files() and e["mapping"] not in MODULES:
+            if e["module"] not in _files() and e["mapping"] not in MODULES:
                 return None               # an outside module digests only as a registered mapping's
             return module_digest([e["module"], e.get("checker", "")])
         return digest(get(e["mapping"]), e["method"]) if e["mapping"] in MODULES else None
