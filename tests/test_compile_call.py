@@ -9,21 +9,15 @@ import dataclasses
 import numpy as np
 import pytest
 
-from compile.call import at_match
 from compile.certify import adapter_proof, certificates, certify, sample_operands, stream_checks, validate
 from compile.errors import CompileError
 from compile.ir.graph import call as C, const, var
-from compile.patterns import mapping_patterns, match, variables
+from compile.patterns import mapping_patterns, match
 from mappings.registry import get
 
+from calls import call_at as _call
+
 RNG = np.random.default_rng(0)
-
-
-def _call(name, node, mapping=None):
-    pat = mapping_patterns([name])[name]
-    env = match(pat, node)
-    assert env is not None, f"{name} does not match"
-    return at_match(mapping or get(name), node, env, variables(pat))
 
 
 def _conv(h, w, c=3, o=8, k=3, dilation=(1, 1)):

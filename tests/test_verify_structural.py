@@ -9,14 +9,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from compile.call import at_match
 from compile.certify import adapter_proof, structural_adapter_proof, unproved_reason
 from compile.ir.graph import call as C, const, var
-from compile.patterns import mapping_patterns, match, variables
 from ila.models.relay import footprint
 from ila.models.relay.model import FUNC_IDS, RelayMachine
 from mappings.registry import get
 from verify.structural import same_outputs
+
+from calls import call_at as _call
 
 RNG = np.random.default_rng(0)
 
@@ -127,13 +127,6 @@ def test_value_numbering_is_conservative():
     assert not same and "over its operand" in why                   # a result overlapping an operand
     same, why = same_outputs(add_ab + [_cmd("nn.softmax", [0, 2, 1, 1])], 2, add_ab, 2, 1, 64)
     assert not same and "no described footprint" in why
-
-
-def _call(name, node, mapping=None):
-    pat = mapping_patterns([name])[name]
-    env = match(pat, node)
-    assert env is not None, f"{name} does not match"
-    return at_match(mapping or get(name), node, env, variables(pat))
 
 
 def _conv_nchw(h, c, o, pad=1, stride=1):
