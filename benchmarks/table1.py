@@ -92,7 +92,6 @@ def measure(name: str, certify: str, ledger, budget: float = 120.0, require: str
     return row
 
 
-
 def _previous_counts(path) -> dict:
     """(application, target) -> "exact/flexible" from an earlier report at ``path`` ({} if none)."""
     p = pathlib.Path(path)

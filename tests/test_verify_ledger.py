@@ -303,3 +303,33 @@ def test_the_compiler_offloads_on_the_base_layer_with_an_empty_users_ledger(tmp_
     assert not user.exists() and base.read_bytes() == before
     monkeypatch.setenv("D2A_LEDGER_BASE", "")                                  # without the base layer: nothing
     assert compile_graph(g, ("flexasr.linear",), matching="flexible").counts() == {}
+
+
+def test_source_digests_follow_edits_within_one_process(tmp_path, monkeypatch):
+    """The digest cache (keyed by the files' inode, size and times) sees a source edited in place
+    to other bytes of the same size, as an editor saves it (a later modification time)."""
+    monkeypatch.setattr(ledger, "ROOT", tmp_path)
+    f = tmp_path / "m.py"
+    f.write_text("x = 1\n")
+    first = ledger._hash([f])
+    assert ledger._hash([f]) == first
+    st = f.stat()
+    f.write_text("x = 2\n")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert ledger._hash([f]) != first
+
+
+def test_a_ledger_file_rewritten_is_read_again(tmp_path):
+    """The parse cache is keyed by the file's bytes: the same size and time, other entries."""
+    p = tmp_path / "l.json"
+    e = {"mapping": "flexasr.maxpool", "method": "bmc", "scope": "16x64", "digest": "a" * 16, "checker": "verify.bmc",
+         "result": "proved", "seconds": 1.0, "covers": [], "date": ""}
+    p.write_text(json.dumps([e]))
+    assert ledger.load(p)[0]["digest"] == "a" * 16
+    st = p.stat()
+    p.write_text(json.dumps([dict(e, digest="b" * 16)]))
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+    got = ledger.load(p)
+    assert got[0]["digest"] == "b" * 16
+    got[0]["digest"] = "c" * 16                 # callers get their own dicts
+    assert ledger.load(p)[0]["digest"] == "b" * 16
