@@ -1818,7 +1818,7 @@ def from_onnx(model_or_path, *, name: str | None = None, bind: dict | None = Non
 
 def _fold(im, conv, nd, xs, a):
     """Evaluate a node on constant inputs at import time (its IR semantics, or the fold-only rule)."""
-    from compile.runtime import run
+    from compile.interpret import run_graph as run     # the IR's reference semantics
     out = conv(im, nd, xs, a)
     vals = out if isinstance(out, tuple) else (out,)
     done = tuple(v if isinstance(v, (Const, _Unsupported)) else _const(run(Graph([], [v]), {})[0]) for v in vals)

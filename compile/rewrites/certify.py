@@ -15,7 +15,7 @@ side, read back as IR (:func:`compile.egraph.apply_rules`). Two checks, both req
   ``unknown`` (the guard should have refused it);
 * **property** — random parameters drawn without assuming the guard (``Rewrite.random_params``:
   the guard filters, the generator does not), until ``samples`` of them are cases the rules apply
-  to (at most ``DRAWS`` draws per wanted case); random float32 data through the host runtime:
+  to (at most ``DRAWS`` draws per wanted case); random float32 data through the IR's reference semantics:
   equal values (``bit_exact``; -0 and +0 compare equal) or a relative Frobenius error within
   ``rtol``. A shape difference between the sides, or a right-hand side that is not a well-formed
   IR term, or two sides the e-graph refuses to unite (``compile.egraph.EGraphError``), is a
@@ -112,7 +112,7 @@ def property_check(rw: Rewrite, samples: int = 30, seed: int = 0, stats: dict | 
     ``refused`` (valid left-hand sides the guard refused)."""
     from compile.egraph import EGraphError
     from compile.ir.graph import Graph
-    from compile.runtime import run
+    from compile.interpret import run_graph as run     # the IR's reference semantics (not the host's float32 kernels)
     rng = np.random.default_rng(seed)
     bad, checked, draws, refused = [], 0, 0, 0
     while checked < samples and draws < DRAWS * samples:

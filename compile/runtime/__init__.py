@@ -1,26 +1,82 @@
 """The host runtime: executes an IR graph in numpy, operator by operator (float32; int64 indices).
 
-``run(graph, inputs)`` is the reference path of every co-simulation: the graph as a program of host
-steps run by the one interpreter of extracted programs (:class:`compile.interpret.Interpreter`,
-whose co-simulating subclass is :class:`compile.runtime.cosim.CoSimulator`).
+``run(graph, inputs)`` runs the graph as a program of host steps through :class:`HostRuntime`, a
+subclass of the one interpreter of extracted programs (:class:`compile.interpret.Interpreter`,
+whose co-simulating subclass is :class:`compile.runtime.cosim.CoSimulator`): convolutions and dense
+layers with the float32 kernels of :mod:`compile.runtime.kernels` (float32 sums, as onnxruntime and
+PyTorch), every other operator with the IR reference semantics (:mod:`compile.ir.ops`).
+``kernels="reference"`` runs the reference semantics throughout (float64 accumulation rounded
+once): what rewrites, calls and proofs are certified against (:func:`compile.interpret.run_graph`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from compile.errors import CompileError
+from compile.interpret import Interpreter
 from compile.ir.graph import Graph
 
+KERNELS = ("float32", "reference")
 
-def run(graph: Graph, inputs: dict[str, np.ndarray], *, threads: int | None = None) -> list[np.ndarray]:
+
+class HostRuntime(Interpreter):
+    """The interpreter with the host runtime's float32 kernels for its host steps; an elementwise
+    step whose first operand is a fresh array that no other step (and no output) reads writes its
+    result into that operand (:func:`compile.runtime.kernels.evaluate_in_place`)."""
+
+    def __init__(self, program, inputs: list, **kw):
+        super().__init__(program, inputs, **kw)
+        from compile.runtime.kernels import FRESH
+        readers: dict[int, int] = {}
+        for s in program.steps:
+            for a in s.args:
+                readers[a] = readers.get(a, 0) + 1
+        for o in program.outputs:
+            readers[o] = readers.get(o, 0) + 2
+        steps = program.steps
+        self.owned = {s.index for s in steps if s.kind == "host" and s.args and readers.get(s.args[0]) == 1
+                      and steps[s.args[0]].kind == "host" and steps[s.args[0]].value.op in FRESH}
+
+    def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        with np.errstate(all="ignore"):         # once per run (IEEE results, no warnings)
+            return super().run(feeds)
+
+    def run_host(self, step, args: list) -> np.ndarray:
+        from compile.runtime.kernels import evaluate_in_place, evaluate_quiet
+        v = step.value
+        if step.index in self.owned:
+            y = evaluate_in_place(v.op, args, v.attrs)
+            if y is not None:
+                return y
+        return np.asarray(evaluate_quiet(v.op, args, v.attrs))
+
+
+def _program(graph: Graph):
+    """The host program of ``graph``, built once per graph (kept on it while its inputs and
+    outputs are the same values)."""
+    from compile.interpret import host_program
+    key = (tuple(v.uid for v in graph.inputs), tuple(v.uid for v in graph.outputs), len(graph.nodes))
+    hit = getattr(graph, "_host_program", None)
+    if hit is None or hit[0] != key:
+        hit = (key, host_program(graph))
+        graph._host_program = hit
+    return hit[1]
+
+
+def run(graph: Graph, inputs: dict[str, np.ndarray], *, threads: int | None = None,
+        kernels: str = "float32") -> list[np.ndarray]:
     """Execute ``graph`` on ``inputs`` (name -> array of the input's shape); return the outputs.
-    ``threads``: the BLAS/OpenMP threads of the host runtime for this run
+    ``threads``: the BLAS/OpenMP (and PyTorch) threads of the host runtime for this run
     (:func:`compile.runtime.threads.host_threads`; None leaves the libraries' setting).
-    CompileError for a missing, extra or wrongly shaped input (naming it)."""
-    from compile.interpret import run_graph
+    ``kernels``: "float32" (:mod:`compile.runtime.kernels` for convolutions and dense layers) or
+    "reference" (:mod:`compile.ir.ops` throughout). CompileError for a missing, extra or wrongly
+    shaped input (naming it) or an unknown ``kernels``."""
     from compile.runtime.threads import host_threads
+    if kernels not in KERNELS:
+        raise CompileError(f"kernels must be one of {', '.join(KERNELS)}, got {kernels!r}")
+    cls = HostRuntime if kernels == "float32" else Interpreter
     try:
         with host_threads(threads):
-            return run_graph(graph, inputs)
+            return cls(_program(graph), graph.inputs).run(inputs)
     except CompileError as exc:
         raise CompileError(f"graph {graph.name!r}: {exc}") from None

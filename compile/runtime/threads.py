@@ -9,12 +9,15 @@ use, through ``threadpoolctl`` -- so the runtime's speed no longer depends on wh
 * :func:`set_host_threads` -- the process-wide setting (returns the previous one, for restoring).
 * :func:`current` -- the thread count of each native thread pool now loaded.
 
-The numpy operators themselves are single-threaded Python; only the libraries' pools change.
+The numpy operators themselves are single-threaded Python; only the libraries' pools change
+(and PyTorch's intra-op pool when torch is loaded: the float32 convolutions of
+:mod:`compile.runtime.kernels` run there).
 Errors: a count that is not a positive integer is a CompileError naming it.
 """
 from __future__ import annotations
 
 import contextlib
+import sys
 
 from compile.errors import CompileError
 
@@ -48,8 +51,16 @@ def host_threads(n: int | None):
     if n is None:
         yield
         return
-    with _ctl().limit(limits=n):
-        yield
+    torch = sys.modules.get("torch")          # the float32 convolution kernels' own intra-op pool
+    before = torch.get_num_threads() if torch is not None else None
+    try:
+        if torch is not None:
+            torch.set_num_threads(n)
+        with _ctl().limit(limits=n):
+            yield
+    finally:
+        if before is not None:
+            torch.set_num_threads(before)
 
 
 def set_host_threads(n: int) -> dict[str, int]:

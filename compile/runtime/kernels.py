@@ -1,0 +1,328 @@
+"""The host runtime's float32 kernels: the operators where nearly all of a network's host time goes
+(convolutions and dense layers), computed as onnxruntime and PyTorch compute them -- float32
+products summed in float32 by a BLAS or convolution library -- instead of the IR reference's
+float64 accumulation rounded once (:mod:`compile.ir.ops`).
+
+* :data:`KERNELS` -- IR operator name -> kernel ``f(*operands, **attrs)``, or None when this
+  operand combination is not one it handles (other dtypes, layouts): the caller then uses the
+  reference semantics (:func:`compile.ir.ops.evaluate`).
+* ``nn.conv2d`` (NCHW/OIHW or NHWC/OHWI, any stride, dilation, groups, asymmetric padding):
+  ``torch.nn.functional.conv2d`` (oneDNN) when torch is importable, else :func:`conv2d_numpy`
+  (float32 im2col and one BLAS product per image and group batch; depthwise a vectorised
+  multiply-add over the kernel taps). ``nn.dense`` (x[..., K] @ w[N, K].T): one float32 BLAS
+  product (``nn.matmul``'s reference already is one).
+
+Numerics: float32 accumulation in the library's order, so a result differs from the reference by
+the float32 rounding of the sums -- a relative error of about K * 2**-24 for K products per output
+(measured on the applications and the zoo: at most 1e-6 relative, ``tests/test_compile_runtime_kernels.py``).
+Everything that certifies (rewrites, calls, proofs) uses the reference semantics, never these.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from compile.ir import ops
+
+_F32 = np.dtype(np.float32)
+_torch = []                 # [module or None] once looked up
+USE_TORCH = True            # False: the numpy kernels even when torch is importable (tests compare both)
+
+
+def _torch_module():
+    if not _torch:
+        try:
+            import torch
+            import torch.nn.functional  # noqa: F401
+            _torch.append(torch)
+        except ImportError:
+            _torch.append(None)
+    return _torch[0] if USE_TORCH else None
+
+
+def _f32(*arrays) -> bool:
+    return all(isinstance(a, np.ndarray) and a.dtype == _F32 for a in arrays)
+
+
+def conv2d(x, w, strides=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1, data_layout="NCHW",
+           kernel_layout="OIHW"):
+    """Relay nn.conv2d on float32 x[N, C, H, W] and w[O, C/groups, KH, KW] (or NHWC/OHWI);
+    float32 result [N, O, OH, OW]; None for other dtypes."""
+    if not _f32(x, w):
+        return None
+    if data_layout == "NHWC":
+        out = conv2d(x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2), strides, padding, dilation, groups)
+        return np.ascontiguousarray(out.transpose(0, 2, 3, 1))
+    t, l, b, r = ops._pads(padding)
+    strides, dilation, before, after = tuple(strides), tuple(dilation), (t, l), (b, r)
+    how = _plan(x.shape, w.shape, strides, before, after, dilation, groups)
+    if how == "depthwise":
+        return depthwise_numpy(x, w, strides, before, after, dilation)
+    if how == "numpy":
+        return conv2d_numpy(x, w, strides, before, after, dilation, groups)
+    torch = _torch_module()
+    xt = torch.from_numpy(x if x.flags.writeable and (_channels_last(x) or x.flags.c_contiguous)
+                          else np.array(x, order="C"))
+    if before != after:
+        xt, pad = torch.nn.functional.pad(xt, (l, r, t, b)), (0, 0)
+    else:
+        pad = before
+    with torch.no_grad():
+        y = torch.nn.functional.conv2d(xt, _torch_weight(torch, w), None, strides, pad, dilation, groups)
+    return y.numpy()
+
+
+TORCH_PRODUCT_MACS = 1 << 20     # smaller products: numpy (measured here: torch faster only above ~1M)
+_PLANS: dict[tuple, str] = {}
+TORCH_CALL_US = 50.0        # a PyTorch convolution's fixed cost on one thread (measured: 50-60 us)
+
+
+def _plan(xs, ws, strides, before, after, dilation, groups) -> str:
+    """Which kernel computes this convolution: "numpy" (1x1 stride-1 kernels are one BLAS product;
+    everything when torch is not importable), "depthwise" (:func:`depthwise_numpy`, when its
+    estimated cost -- 3 us per kernel tap that reads data plus 4 ns per multiply-add -- is below a
+    PyTorch call's), else "torch". A pure function of the shapes and attributes (so a result does
+    not depend on timing), cached per key."""
+    key = (xs, ws, strides, before, after, dilation, groups, _torch_module() is not None)
+    hit = _PLANS.get(key)
+    if hit is not None:
+        return hit
+    n, c, h, wd = xs
+    o, cg, kh, kw = ws
+    if cg == 1 and o == c and groups == c:
+        oh = (h + before[0] + after[0] - dilation[0] * (kh - 1) - 1) // strides[0] + 1
+        ow = (wd + before[1] + after[1] - dilation[1] * (kw - 1) - 1) // strides[1] + 1
+        rows = [r1 - r0 for r0, r1, _ in (_tap_range(h, before[0], i, dilation[0], strides[0], oh) for i in range(kh))]
+        cols = [c1 - c0 for c0, c1, _ in (_tap_range(wd, before[1], j, dilation[1], strides[1], ow) for j in range(kw))]
+        cost = sum(3.0 + 0.004 * n * c * r * q for r in rows for q in cols if r and q)
+        how = "depthwise" if cost < TORCH_CALL_US or _torch_module() is None else "torch"
+    elif _torch_module() is None or (kh == kw == 1 and strides == (1, 1) and not any(before + after)):
+        how = "numpy"
+    else:
+        how = "torch"
+    _PLANS[key] = how
+    return how
+
+
+_WEIGHTS: dict[int, tuple] = {}      # id -> (weak reference, torch tensor) of read-only weights
+
+
+def _torch_weight(torch, w):
+    """``w`` as a contiguous torch tensor; a read-only array (a constant weight) is copied once (a
+    writeable copy: torch does not take read-only memory) and the tensor kept while ``w`` lives."""
+    if w.flags.writeable:
+        return torch.from_numpy(np.ascontiguousarray(w))
+    hit = _WEIGHTS.get(id(w))
+    if hit is not None and hit[0]() is w:
+        return hit[1]
+    import weakref
+    t = torch.from_numpy(np.array(w, order="C"))
+    try:
+        _WEIGHTS[id(w)] = (weakref.ref(w, lambda _, k=id(w), d=_WEIGHTS: d.pop(k, None)), t)
+    except TypeError:
+        pass
+    return t
+
+
+def _tap_range(size: int, pad: int, k: int, dil: int, stride: int, out: int) -> tuple[int, int, int]:
+    """For one kernel tap ``k`` on one spatial axis: (first output, end output, first input) of the
+    outputs whose input position o * stride + k * dil - pad lies inside [0, size)."""
+    off = k * dil - pad
+    o0 = max(0, -(off // stride) if off < 0 else 0)
+    while o0 < out and o0 * stride + off < 0:
+        o0 += 1
+    o1 = o0
+    if o0 < out:
+        o1 = min(out, (size - 1 - off) // stride + 1)
+    return o0, max(o0, o1), o0 * stride + off
+
+
+def depthwise_numpy(x, w, strides, before, after, dilation):
+    """Depthwise convolution (one channel per group) of float32 x[N, C, H, W] by w[C, 1, KH, KW]
+    with implicit zero padding: per kernel tap, one multiply-add over the outputs whose input lies
+    inside x (no padded copy; a tap that reads only padding is skipped)."""
+    n, c, h, wd = x.shape
+    kh, kw = w.shape[2:]
+    (sh, sw), (dh, dw), (pt, pl) = strides, dilation, before
+    oh = (h + before[0] + after[0] - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + before[1] + after[1] - dw * (kw - 1) - 1) // sw + 1
+    acc = np.zeros((n, c, oh, ow), _F32)
+    wt = w.reshape(c, kh, kw)
+    for i in range(kh):
+        r0, r1, y0 = _tap_range(h, pt, i, dh, sh, oh)
+        if r0 == r1:
+            continue
+        for j in range(kw):
+            c0, c1, x0 = _tap_range(wd, pl, j, dw, sw, ow)
+            if c0 == c1:
+                continue
+            tap = x[:, :, y0:y0 + sh * (r1 - r0 - 1) + 1:sh, x0:x0 + sw * (c1 - c0 - 1) + 1:sw]
+            acc[:, :, r0:r1, c0:c1] += tap * wt[:, i, j].reshape(1, c, 1, 1)
+    return acc
+
+
+def _channels_last(x) -> bool:
+    """Whether x[N, C, H, W] lies in memory as NHWC (PyTorch's channels-last results do)."""
+    return x.ndim == 4 and x.shape[1] > 1 and x.transpose(0, 2, 3, 1).flags.c_contiguous
+
+
+def conv2d_numpy(x, w, strides, before, after, dilation, groups):
+    """The numpy float32 convolution (x[N, C, H, W], w[O, C/groups, KH, KW], explicit zero padding
+    ``before`` / ``after`` per spatial axis): im2col columns gathered in float32 and one BLAS
+    float32 product per image and group batch; depthwise (one channel per group) a multiply-add
+    over the kernel taps."""
+    if any(before) or any(after):
+        x = ops._zero_pad(x, before, after)
+    n, c = x.shape[:2]
+    o, cg = w.shape[:2]
+    kernel = tuple(w.shape[2:])
+    out = ops._conv_out_sizes(x.shape, w.shape, strides, (0, 0), (0, 0), dilation)
+    g, og = groups, o // groups
+    kk, length = kernel[0] * kernel[1], out[0] * out[1]
+    if og == 1 and cg == 1 and g > 1:                     # depthwise
+        acc = np.zeros((n, c) + out, _F32)
+        tmp = np.empty_like(acc)
+        wt = w.reshape(c, kk)
+        for j, tap in enumerate(ops._taps(x, kernel, strides, dilation, out)):
+            np.multiply(tap, wt[:, j].reshape(1, c, 1, 1), out=tmp)
+            acc += tmp
+        return acc
+    if g == 1 and kk == 1 and strides == (1, 1) and _channels_last(x):   # NHWC in memory: one product, NHWC out
+        xl = x.transpose(0, 2, 3, 1).reshape(n * length, c)
+        return _product(xl, w, (o, c), True).reshape((n,) + out + (o,)).transpose(0, 3, 1, 2)
+    if kk == 1 and strides == (1, 1):
+        cols = x.reshape(n, g, cg, length)
+    else:
+        cols = np.empty((n, c) + kernel + out, _F32)
+        for k, tap in zip(np.ndindex(*kernel), ops._taps(x, kernel, strides, dilation, out)):
+            cols[(slice(None), slice(None)) + k] = tap
+        cols = cols.reshape(n, g, cg * kk, length)
+    res = _product(cols[:, 0], w, (og, cg * kk)) if g == 1 else _product(cols, w, (1, g, og, cg * kk))
+    return res.reshape((n, o) + out)
+
+
+def _product(a, w, shape: tuple, transposed: bool = False):
+    """The float32 matrix product w.reshape(shape) @ a (``transposed``: a @ w.reshape(shape).T),
+    numpy broadcasting over leading axes: PyTorch's (MKL's sgemm: 1.5-2x OpenBLAS's on the
+    small products of 1x1 convolutions, measured here) when torch is importable and the product
+    has at least :data:`TORCH_PRODUCT_MACS` multiply-adds (below, a torch call's fixed cost
+    dominates), else numpy's."""
+    torch = _torch_module()
+    if torch is None or a.size * shape[-2] < TORCH_PRODUCT_MACS:
+        wm = w.reshape(shape)
+        return a @ wm.T if transposed else np.matmul(wm, a)
+    lead = a.shape[:-2]
+    if len(shape) == 2 and all(d == 1 for d in lead):     # one image: a 2-D product (no batching)
+        a = a.reshape(a.shape[-2:])
+    ta = torch.from_numpy(a if a.flags.writeable else np.array(a))
+    wm = _torch_weight(torch, w).reshape(shape)
+    with torch.no_grad():
+        y = (torch.matmul(ta, wm.T) if transposed else torch.matmul(wm, ta)).numpy()
+    return y.reshape(lead + y.shape[-2:]) if y.ndim == 2 and lead else y
+
+
+def dense(x, w):
+    """nn.dense on float32 x[..., K], w[N, K]: x @ w.T, [..., N], one float32 BLAS product."""
+    if not _f32(x, w):
+        return None
+    return _product(x.reshape(-1, x.shape[-1]), w, w.shape, True).reshape(x.shape[:-1] + (w.shape[0],))
+
+
+def pad(x, pad_width, pad_value=0.0, pad_mode="constant"):
+    """nn.pad, constant mode: the reference's result (np.pad) by one fill and one copy; None for
+    the other modes."""
+    if pad_mode != "constant" or not isinstance(x, np.ndarray) or len(pad_width) != x.ndim:
+        return None
+    out = np.full(tuple(d + b + a for d, (b, a) in zip(x.shape, pad_width)), pad_value, x.dtype)
+    out[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, pad_width))] = x
+    return out
+
+
+KERNELS = {"nn.conv2d": conv2d, "nn.dense": dense, "nn.pad": pad}
+
+
+def evaluate(op: str, args: list, attrs: dict) -> np.ndarray:
+    """``op`` on ``args`` with the float32 kernel where there is one for these operands, else the
+    reference semantics (:func:`compile.ir.ops.evaluate`)."""
+    with np.errstate(all="ignore"):
+        return evaluate_quiet(op, args, attrs)
+
+
+def evaluate_quiet(op: str, args: list, attrs: dict) -> np.ndarray:
+    """:func:`evaluate` for a caller that has already set ``np.errstate(all="ignore")`` (the host
+    runtime, once per run)."""
+    k = KERNELS.get(op)
+    if k is not None:
+        y = k(*args, **attrs)
+        if y is not None:
+            return y
+    return ops.OPS[op].fn(*args, **attrs)
+
+
+# ----------------------------------------------------------------------------- in place
+def _clip_inplace(x, a_min, a_max):
+    np.maximum(x, a_min, out=x)
+    return np.minimum(x, a_max, out=x)
+
+
+def _sigmoid_inplace(x):
+    np.negative(x, out=x)                   # the reference's operations, in its order, into x
+    np.exp(x, out=x)
+    x += 1.0
+    return np.divide(1.0, x, out=x)
+
+
+def _binary_inplace(f):
+    def run(a, b):
+        if not (isinstance(b, np.ndarray) and b.dtype == a.dtype and b.ndim <= a.ndim
+                and np.broadcast_shapes(a.shape, b.shape) == a.shape):
+            return None
+        return f(a, b, out=a)
+    return run
+
+
+def _batch_norm_inplace(x, gamma, beta, mean, var, axis, epsilon):
+    if not all(isinstance(a, np.ndarray) and a.dtype == x.dtype for a in (gamma, beta, mean, var)):
+        return None
+    shp = [1] * x.ndim
+    shp[axis % x.ndim] = -1
+    scale = (gamma / np.sqrt(var + epsilon)).reshape(shp)
+    np.subtract(x, mean.reshape(shp), out=x)
+    x *= scale
+    x += beta.reshape(shp)
+    return x
+
+
+def _bias_add_inplace(x, b, axis):
+    if not (isinstance(b, np.ndarray) and b.dtype == x.dtype):
+        return None
+    ax = axis % x.ndim
+    return np.add(x, b.reshape((-1,) + (1,) * (x.ndim - ax - 1)), out=x)
+
+
+# Elementwise operators that may write their result into their first operand when that operand is
+# a float32 array nobody else reads: the reference's numpy operations, in its order, so the result
+# is equal bit for bit (None: these operands are not handled, compute a new array).
+IN_PLACE = {
+    "nn.relu": lambda x: np.maximum(x, 0, out=x),
+    "clip": _clip_inplace,
+    "sigmoid": _sigmoid_inplace,
+    "add": _binary_inplace(np.add),
+    "subtract": _binary_inplace(np.subtract),
+    "multiply": _binary_inplace(np.multiply),
+    "nn.bias_add": _bias_add_inplace,
+    "nn.batch_norm": _batch_norm_inplace,
+}
+# Operators whose result is a new array (never a view of an operand): only such a result may be
+# overwritten in place by its single reader.
+FRESH = frozenset(KERNELS) | frozenset(IN_PLACE)
+
+
+def evaluate_in_place(op: str, args: list, attrs: dict):
+    """``op`` computed into ``args[0]`` (which the caller owns: a fresh float32 array no other
+    step reads), or None when ``op`` has no in-place form for these operands. The caller sets
+    ``np.errstate(all="ignore")`` (IEEE results, no warnings, as :func:`compile.ir.ops.evaluate`)."""
+    f = IN_PLACE.get(op)
+    x = args[0] if args else None
+    if f is None or not (isinstance(x, np.ndarray) and x.dtype == _F32 and x.flags.writeable):
+        return None
+    return f(*args, **attrs)
