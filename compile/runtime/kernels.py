@@ -6,15 +6,23 @@ float64 accumulation rounded once (:mod:`compile.ir.ops`).
 * :data:`KERNELS` -- IR operator name -> kernel ``f(*operands, **attrs)``, or None when this
   operand combination is not one it handles (other dtypes, layouts): the caller then uses the
   reference semantics (:func:`compile.ir.ops.evaluate`).
-* ``nn.conv2d`` (NCHW/OIHW or NHWC/OHWI, any stride, dilation, groups, asymmetric padding):
-  ``torch.nn.functional.conv2d`` (oneDNN) when torch is importable, else :func:`conv2d_numpy`
-  (float32 im2col and one BLAS product per image and group batch; depthwise a vectorised
-  multiply-add over the kernel taps). ``nn.dense`` (x[..., K] @ w[N, K].T): one float32 BLAS
-  product (``nn.matmul``'s reference already is one).
+* ``nn.conv2d`` (NCHW/OIHW or NHWC/OHWI, any stride, dilation, groups, asymmetric padding), by
+  :func:`_plan`, a function of the shapes: a 1x1 stride-1 kernel is one float32 product
+  (:func:`_product`: MKL's through PyTorch above :data:`TORCH_PRODUCT_MACS`, else numpy's
+  OpenBLAS); a depthwise kernel on a small map a numpy multiply-add per kernel tap that reads
+  data (:func:`depthwise_numpy`); everything else ``torch.nn.functional.conv2d`` (oneDNN). Without
+  torch: :func:`conv2d_numpy` (float32 im2col and one BLAS product per image and group batch).
+* ``nn.dense`` (x[..., K] @ w[N, K].T): one float32 product (:func:`_product`); ``nn.pad``
+  (constant mode): one fill and one copy, equal to the reference bit for bit.
+
+Layout: convolution results lie in NHWC memory order (:data:`NHWC`; the arrays are still
+[N, C, H, W] to every reader, as numpy strides make them): oneDNN's depthwise and small 3x3
+convolutions run faster on channels-last data (MobileNet-V2: 7.0 -> 6.2 ms per image here), and a
+1x1 convolution of one image is one product either way.
 
 Numerics: float32 accumulation in the library's order, so a result differs from the reference by
-the float32 rounding of the sums -- a relative error of about K * 2**-24 for K products per output
-(measured on the applications and the zoo: at most 1e-6 relative, ``tests/test_compile_runtime_kernels.py``).
+the float32 rounding of its sums (``tests/test_compile_runtime_kernels.py`` bounds it by 1e-5
+relative per operator; ``python -m benchmarks.host_speed`` reports the whole-model difference).
 Everything that certifies (rewrites, calls, proofs) uses the reference semantics, never these.
 """
 from __future__ import annotations
@@ -25,6 +33,7 @@ from compile.ir import ops
 
 _F32 = np.dtype(np.float32)
 _torch = []                 # [module or None] once looked up
+NHWC = True                 # convolution results in NHWC memory order (oneDNN's fast layout)
 USE_TORCH = True            # False: the numpy kernels even when torch is importable (tests compare both)
 
 
@@ -62,6 +71,8 @@ def conv2d(x, w, strides=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1
     torch = _torch_module()
     xt = torch.from_numpy(x if x.flags.writeable and (_channels_last(x) or x.flags.c_contiguous)
                           else np.array(x, order="C"))
+    if NHWC:
+        xt = xt.contiguous(memory_format=torch.channels_last)
     if before != after:
         xt, pad = torch.nn.functional.pad(xt, (l, r, t, b)), (0, 0)
     else:
@@ -116,6 +127,8 @@ def _torch_weight(torch, w):
         return hit[1]
     import weakref
     t = torch.from_numpy(np.array(w, order="C"))
+    if NHWC and t.ndim == 4:
+        t = t.contiguous(memory_format=torch.channels_last)
     try:
         _WEIGHTS[id(w)] = (weakref.ref(w, lambda _, k=id(w), d=_WEIGHTS: d.pop(k, None)), t)
     except TypeError:
@@ -145,7 +158,7 @@ def depthwise_numpy(x, w, strides, before, after, dilation):
     (sh, sw), (dh, dw), (pt, pl) = strides, dilation, before
     oh = (h + before[0] + after[0] - dh * (kh - 1) - 1) // sh + 1
     ow = (wd + before[1] + after[1] - dw * (kw - 1) - 1) // sw + 1
-    acc = np.zeros((n, c, oh, ow), _F32)
+    acc = np.zeros((n, oh, ow, c), _F32).transpose(0, 3, 1, 2) if NHWC else np.zeros((n, c, oh, ow), _F32)
     wt = w.reshape(c, kh, kw)
     for i in range(kh):
         r0, r1, y0 = _tap_range(h, pt, i, dh, sh, oh)
@@ -186,8 +199,9 @@ def conv2d_numpy(x, w, strides, before, after, dilation, groups):
             np.multiply(tap, wt[:, j].reshape(1, c, 1, 1), out=tmp)
             acc += tmp
         return acc
-    if g == 1 and kk == 1 and strides == (1, 1) and _channels_last(x):   # NHWC in memory: one product, NHWC out
-        xl = x.transpose(0, 2, 3, 1).reshape(n * length, c)
+    if g == 1 and kk == 1 and strides == (1, 1) and (_channels_last(x) or (NHWC and n == 1)):
+        # one product with an NHWC result: x in NHWC memory, or one NCHW image read transposed
+        xl = x.transpose(0, 2, 3, 1).reshape(n * length, c) if _channels_last(x) else x.reshape(c, length).T
         return _product(xl, w, (o, c), True).reshape((n,) + out + (o,)).transpose(0, 3, 1, 2)
     if kk == 1 and strides == (1, 1):
         cols = x.reshape(n, g, cg, length)
