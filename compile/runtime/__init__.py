@@ -26,16 +26,7 @@ class HostRuntime(Interpreter):
 
     def __init__(self, program, inputs: list, **kw):
         super().__init__(program, inputs, **kw)
-        from compile.runtime.kernels import FRESH
-        readers: dict[int, int] = {}
-        for s in program.steps:
-            for a in s.args:
-                readers[a] = readers.get(a, 0) + 1
-        for o in program.outputs:
-            readers[o] = readers.get(o, 0) + 2
-        steps = program.steps
-        self.owned = {s.index for s in steps if s.kind == "host" and s.args and readers.get(s.args[0]) == 1
-                      and steps[s.args[0]].kind == "host" and steps[s.args[0]].value.op in FRESH}
+        self.owned = _owned(program)
 
     def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
         with np.errstate(all="ignore"):         # once per run (IEEE results, no warnings)
@@ -49,6 +40,27 @@ class HostRuntime(Interpreter):
             if y is not None:
                 return y
         return np.asarray(evaluate_quiet(v.op, args, v.attrs))
+
+
+def _owned(program) -> frozenset:
+    """The host steps whose first operand is a fresh array (its producer in
+    :data:`compile.runtime.kernels.FRESH`) that no other step and no output reads: those may compute
+    in place. Computed once per program (kept on it)."""
+    from compile.runtime.kernels import FRESH
+    hit = getattr(program, "_owned", None)
+    if hit is not None and hit[0] == (len(program.steps), FRESH):
+        return hit[1]
+    readers: dict[int, int] = {}
+    for s in program.steps:
+        for a in s.args:
+            readers[a] = readers.get(a, 0) + 1
+    for o in program.outputs:
+        readers[o] = readers.get(o, 0) + 2
+    steps = program.steps
+    owned = frozenset(s.index for s in steps if s.kind == "host" and s.args and readers.get(s.args[0]) == 1
+                      and steps[s.args[0]].kind == "host" and steps[s.args[0]].value.op in FRESH)
+    program._owned = ((len(steps), FRESH), owned)
+    return owned
 
 
 def _program(graph: Graph):
