@@ -200,6 +200,12 @@ def mutation_task(name: str, shape_text: str, mut: str, timeout: float, method: 
     return {"kind": v.kind, "seconds": v.seconds, "killed": bool(v.kind == "counterexample" and v.replayed)}
 
 
+def _checker(method: str) -> str:
+    """The ledger's checker of a plan method (the inferred-invariant CHC proof is the CHC checker's):
+    a task is keyed by the sources of the checker that runs it, so editing that checker re-runs it."""
+    return "chc" if method == "chc-infer" else method
+
+
 def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
           app_shapes: bool = False, app_limit: int | None = None) -> tuple[list, list]:
     """(campaign tasks in report order, registered mappings without a proof setup). ``app_shapes``:
@@ -219,7 +225,8 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
         for method, scope, numerics, _ in plan:
             # the ledger file is part of the key (relative to the repository when inside it, so another
             # clone reuses the committed results): a result recorded in another ledger is not reused
-            key = f"proof/{name}/{method}/{scope}/{numerics}/{timeout:g}/{digest(m, method)}/{campaign.repo_relative(ledger_file)}"
+            key = (f"proof/{name}/{method}/{scope}/{numerics}/{timeout:g}/{digest(m, _checker(method))}/"
+                   f"{campaign.repo_relative(ledger_file)}")
             n = SPLIT.get((name, method, scope, numerics))
             if n:
                 for lo, hi in _pieces(name, scope, n):
@@ -233,7 +240,8 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
         for mut in mutations.names(m):
             method, shape = MUTATION_CHECKS.get((name, mut), ("bmc", default))
             tag = "" if method == "bmc" else f"{method}/"
-            out.append(campaign.Task(f"mutation/{name}/{tag}{shape}/{mut}/{timeout:g}/{digest(m)}", mutation_task,
+            out.append(campaign.Task(f"mutation/{name}/{tag}{shape}/{mut}/{timeout:g}/{digest(m, _checker(method))}",
+                                     mutation_task,
                                      (name, shape, mut, timeout, method)))
     return out, plain
 

@@ -1,5 +1,6 @@
 """Issue 26, items 5 and 6: BMC checks the declared refinement map (or says it does not), and the
 all-sizes proof's counterexample search reaches the sizes where a size-dependent bug shows."""
+import numpy as np
 import pytest
 
 from ila.verdict import Counterexample, Proved
@@ -50,7 +51,8 @@ def test_linear_declared_output_map_refuted():
 
 
 def test_countershapes_are_minimised_without_a_bound():
-    """A clause failing only for V >= 250 (no small bound reaches it) gives the smallest such shape."""
+    """A clause failing only for V >= 250 (no small bound reaches it) gives the smallest such shape
+    first, then each size as large as the side conditions allow with the other smallest."""
     m = get("flexasr.maxpool")
     with mutations.applied(mutations.get(m, "vector_count_near_max")):
         spec = m.proof.chc(None)
@@ -58,7 +60,47 @@ def test_countershapes_are_minimised_without_a_bound():
         status, _ = chc.check_invariants(spec, failed=failed, stop_on_failure=True)
         assert status.value == "fails" and failed[0].name == "flexasr: initiation"
         shapes = chc.countershapes(spec, failed)
-    assert shapes == [{"R": 2, "C": 16 * 250}]
+    assert shapes[0] == {"R": 2, "C": 16 * 250}
+    assert {"R": 2, "C": 16 * 255} in shapes                       # C as large as the 8-bit field allows
+    assert any(s["R"] > 2 and s["C"] == 16 * 250 for s in shapes)   # R as large as the clause allows there
+
+
+def test_countershapes_reach_the_largest_sizes_past_a_spurious_small_failure():
+    """meanpool's inferred invariant fails its exit clause at small sizes too (where the program
+    is right): the minimised shape is small, and the maximised ones reach the sizes where the bug
+    shows (R up to 65534, C up to 4080)."""
+    from verify.houdini import infer_invariants
+    m = get("flexasr.meanpool")
+    with mutations.applied(mutations.get(m, "timestep_count_near_max")):
+        spec, _ = infer_invariants(m.proof.chc(None), timeout=30)
+        failed = []
+        status, _ = chc.check_invariants(spec, failed=failed, stop_on_failure=True)
+        assert status.value == "fails"
+        shapes = chc.countershapes(spec, failed)
+    assert shapes[0]["R"] < 32768
+    assert {"R": 65534, "C": 16} in shapes and {"R": 2, "C": 4080} in shapes
+
+
+def test_the_counterexample_search_probes_the_end_of_each_axis():
+    """Boundary probes: after the random inputs, one input per axis with data only in the last two
+    positions along it; a program that ignores the last two timesteps is refuted by the probe of
+    axis 0 and by no random input at R = 4096 (its error is below the tolerance there)."""
+    m = get("flexasr.meanpool")
+    shape = {"R": 4096, "C": 16}
+    tried = list(chc._search_inputs(m, shape, np.random.default_rng(0), 2))
+    assert [how for _, how in tried][:2] == ["random inputs"] * 2 and len(tried) == 4
+    x1, x0 = tried[2][0]["x"], tried[3][0]["x"]
+    assert np.any(x1[-2:]) and not np.any(x1[:-2]) and np.any(x0[:, -2:]) and not np.any(x0[:, :-2])
+    R = shape["R"]
+
+    def tail_dropped(inputs):       # the mean over the first R-2 timestep pairs' worth of rows
+        x = np.asarray(inputs["x"], np.float64)
+        return np.concatenate([x[:-2], np.zeros((2, x.shape[1]))]).reshape(R // 2, 2, -1).mean(axis=1)
+    from mappings.base import frobenius_relative_error
+    errs = [frobenius_relative_error(np.asarray(m.reference(shape, i), np.float64), tail_dropped(i))
+            for i, _ in tried]
+    tol = m.tolerance_at(shape)
+    assert max(errs[:2]) <= tol < errs[2]
 
 
 def test_all_sizes_refutes_a_field_wrong_only_near_the_largest_vector_count():
@@ -75,6 +117,19 @@ def test_all_sizes_refutes_a_field_wrong_only_for_the_upper_half_of_the_timestep
     v = mutations.check(m, None, "timestep_count_near_max", "chc")
     assert isinstance(v, Counterexample) and v.replayed
     assert v.trace["shape"] == {"R": 32768, "C": 16} and v.trace["found_by"] == "simulation"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug, shape", [("timestep_count_near_max", {"R": 65534, "C": 16}),
+                                        ("vector_count_near_max", {"R": 2, "C": 4080})])
+def test_meanpool_all_sizes_refutes_the_fields_wrong_only_near_the_largest_sizes(bug, shape):
+    """meanpool's inferred invariant also fails at small sizes, where the program is right; the
+    search goes on to the largest sizes (the maximised counter-shapes) and finds the bug there by
+    simulation, with a boundary probe where random data averages it away; about 35-100 s each."""
+    m = get("flexasr.meanpool")
+    v = mutations.check(m, None, bug, "chc")
+    assert isinstance(v, Counterexample) and v.replayed
+    assert v.trace["shape"] == shape and v.trace["found_by"] == "simulation"
 
 
 @pytest.mark.slow
