@@ -92,21 +92,31 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
 # --application-shapes: the mappings whose proofs reach the shapes the applications offload at, and
 # how (method, numerics); each is proved at every shape of its call certificates in the ledger (the
 # offloads of Tables 1 and 4). Others are not listed: their per-cell BMC does not reach those shapes
-# (flexasr.linear at 1x48x1152 takes 8 split pieces; hlscnn.conv2d_nchw has no loop-level proof yet).
-APPLICATION_METHOD = {"vta.dense": ("chc", "exact")}
+# (flexasr.linear at 1x48x1152 takes 8 split pieces). hlscnn.conv2d_nchw: per-output BMC against its
+# declared numerics term (C > 1), up to its cap below (no loop-level proof yet for larger ones).
+APPLICATION_METHOD = {"vta.dense": ("chc", "exact"), "hlscnn.conv2d_nchw": ("bmc", "uf")}
+# the size measure of --application-limit (default: the product of the shape's sizes) and a cap of
+# each mapping's own: hlscnn.conv2d_nchw's per-output BMC grows with H*W*C*O*K*K (1x1x1152x48x1x1x0,
+# 55,296: 166 s; 2x2x240x80x1x1x0, 76,800: 74 s, measured here), so shapes up to 160,000 only
+APPLICATION_SIZE = {"hlscnn.conv2d_nchw": lambda s: s["H"] * s["W"] * s["C"] * s["O"] * s["K"] * s["K"]}
+APPLICATION_CAP = {"hlscnn.conv2d_nchw": 160_000}
 
 
 def _size(m, text: str) -> int:
-    return int(np.prod([int(x) for x in m.parse_shape(text).values()]))
+    s = m.parse_shape(text)
+    f = APPLICATION_SIZE.get(m.name)
+    return int(f(s)) if f else int(np.prod([int(x) for x in s.values()]))
 
 
 def application_shapes(name: str, ledger_file: str, limit: int | None = None) -> list[str]:
     """The shapes of ``name``'s call certificates in the ledger (every offload an application made),
-    smallest first (product of the sizes), those with a product above ``limit`` left out."""
+    smallest first (by :data:`APPLICATION_SIZE`, else the product of the sizes), those above ``limit``
+    or the mapping's :data:`APPLICATION_CAP` left out."""
     from verify.ledger import load
     shapes = {e["scope"] for e in load(ledger_file) if e.get("mapping") == name and e.get("method") == "call"}
     m = get(name)
-    return sorted((t for t in shapes if limit is None or _size(m, t) <= limit), key=lambda t: (_size(m, t), t))
+    caps = [c for c in (limit, APPLICATION_CAP.get(name)) if c is not None]
+    return sorted((t for t in shapes if not caps or _size(m, t) <= min(caps)), key=lambda t: (_size(m, t), t))
 
 
 # shapes for the seeded bugs (else the mapping's proof_shape): the LayerReduce family needs R > 16,
@@ -128,6 +138,12 @@ MUTATION_CHECKS = {("flexasr.maxpool", "vector_count_near_max"): ("chc", "symbol
                    # a tiling bug: each pass is a correct program, only the split proof's tiling lemma sees it
                    ("vta.dense", "last_pass_row_short"): ("chc", "2x20x18")}
 
+
+# seeded bugs also checked at a second shape, where the proof is of another kind: hlscnn.conv2d_nchw
+# with C = 9 input channels (two channel blocks) is proved against its declared numerics term, with
+# C = 1 against the IR fragment
+MUTATION_ALSO = {"hlscnn.conv2d_nchw": "3x3x9x2x2x1x1", "hlscnn.conv2d_nchw_w8": "3x3x9x2x2x1x1"}
+MUTATION_CHECKS.update({(n, "weight_channels_reversed"): ("bmc", s) for n, s in MUTATION_ALSO.items()})
 
 # proofs too big for one task, split per output tile into pieces (verify.bmc.piece), each a task of
 # the campaign; the pieces' verdicts are assembled into one (verify.bmc.assemble) and recorded in
@@ -240,9 +256,10 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
         for mut in mutations.names(m):
             method, shape = MUTATION_CHECKS.get((name, mut), ("bmc", default))
             tag = "" if method == "bmc" else f"{method}/"
-            out.append(campaign.Task(f"mutation/{name}/{tag}{shape}/{mut}/{timeout:g}/{digest(m, _checker(method))}",
-                                     mutation_task,
-                                     (name, shape, mut, timeout, method)))
+            also = [MUTATION_ALSO[name]] if name in MUTATION_ALSO and (name, mut) not in MUTATION_CHECKS else []
+            for at in [shape] + also:
+                out.append(campaign.Task(f"mutation/{name}/{tag}{at}/{mut}/{timeout:g}/{digest(m, _checker(method))}",
+                                         mutation_task, (name, at, mut, timeout, method)))
     return out, plain
 
 

@@ -215,11 +215,44 @@ def test_symbolic_and_integer_streams_agree():
     assert sym == job.commands + job.read_commands
 
 
-def test_proof_refuses_more_channels_and_exact_numerics():
-    with pytest.raises(MappingError, match="needs C = 1 input channel, got C = 2"):
-        CP.proof_setup({**PROOF, "C": 2})
+def test_proof_refuses_exact_numerics():
     with pytest.raises(MappingError, match="numerics 'exact'"):
         CP.proof_setup(PROOF, numerics="exact")
+
+
+C9 = {**PROOF, "C": 9}          # two channel blocks of HLSCNN's 8-channel MAC chain
+C9_ONLY = {"weight_channels_reversed"}     # equal to the mapping with one input channel
+
+
+def test_more_than_one_channel_is_proved_against_the_declared_numerics_term():
+    """C > 1: the whole accelerator side (host layout with padding, stream, NCHW read-back) against
+    the declared term (the IR's padded conv2d in HLSCNN's order and rounding), with the term's
+    measured distance to the float32 operator in the verdict."""
+    ps = CP.proof_setup(C9)
+    assert ps.reference is not None and ps.ir is None
+    v = check_bmc(ps)
+    assert v.kind == "proved", v
+    assert "declared numerics term" in v.detail and "of the float32 conv2d" in v.detail
+
+
+@pytest.mark.parametrize("bug", ["weight_channels_reversed", "padding_wrong_side", "readback_hw_transposed"])
+def test_seeded_bugs_are_refuted_with_more_than_one_channel(bug):
+    v = mutations.check(get("hlscnn.conv2d_nchw"), C9, bug, "bmc")
+    assert v.kind == "counterexample" and v.replayed, v
+
+
+def test_the_channel_order_bug_is_invisible_with_one_channel():
+    """Why weight_channels_reversed is checked at C = 9: with one input channel it is the mapping."""
+    assert mutations.check(get("hlscnn.conv2d_nchw"), PROOF, "weight_channels_reversed", "bmc").kind == "proved"
+
+
+def test_the_term_pads_by_itself(monkeypatch):
+    """The term builds the padded image from the IR's definition, not with the mapping's host
+    layout: a term that took the mapping's padded image would agree with a padding bug."""
+    from verify.mutations import applied
+    with applied(mutations.get(get("hlscnn.conv2d_nchw"), "padding_value_nonzero")):
+        v = check_bmc(CP.proof_setup(C9))
+    assert v.kind == "counterexample", v
 
 
 def test_seeded_bugs_cover_the_claimed_layers():
@@ -244,7 +277,8 @@ def test_seeded_bugs_are_refuted_and_replayed(bug):
 @pytest.mark.slow
 @pytest.mark.parametrize("bug", sorted(set(mutations.names(get("hlscnn.conv2d_nchw"))) - set(FAST_BUGS)))
 def test_every_other_seeded_bug_is_refuted_and_replayed(bug):
-    v = mutations.check(get("hlscnn.conv2d_nchw"), PROOF, bug, "bmc")
+    at = C9 if bug in C9_ONLY else PROOF
+    v = mutations.check(get("hlscnn.conv2d_nchw"), at, bug, "bmc")
     assert v.kind == "counterexample" and v.replayed, v
 
 

@@ -10,7 +10,10 @@ by P zeros on every side by copies from a zero constant, then ``nn.conv2d_nchw``
 :func:`mappings.hlscnn.conv2d_nchw.ir_fragment`) and the accelerator fragment (the host layout of
 the mapping, NCHW -> padded HWC and OIHW -> OHWI, then the exact stream the HLSCNN driver emits,
 run on the HLSCNN ILA, and the mapping's read-back, the driver's [OH, OW, O] put back in NCHW order)
-leave equal outputs, element by element of out[1, O, OH, OW]. So every activation and every
+leave equal outputs, element by element of out[1, O, OH, OW]. With C > 1 input channels the IR side
+is the declared numerics term instead (:func:`term_setup`, :func:`padded_term`: the IR's padded
+conv2d in HLSCNN's order and rounding, as for hlscnn.conv2d), proved equal to the accelerator side
+for all data; its distance to the float32 operator is measured (:func:`gap`). So every activation and every
 padding zero reaches the MAC of every output it belongs to, in the tap order of the IR, and every
 result comes back at its NCHW position. The arithmetic itself is not proved (``--method sim``
 measures its deviation from float32).
@@ -38,8 +41,8 @@ from mappings.proof_ext import ProofSetupExt
 
 
 def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSetupExt:
-    """Both fragments over shared symbolic data (module docstring). Raises MappingError for
-    ``numerics`` other than 'uf', C != 1, or a shape the mapping refuses."""
+    """Both fragments over shared symbolic data (module docstring); C > 1: :func:`term_setup`.
+    Raises MappingError for ``numerics`` other than 'uf' or a shape the mapping refuses."""
     from ila.models.hlscnn import driver
     from ila.models.hlscnn.model import build_hlscnn
     from mappings.hlscnn import conv2d_nchw as M
@@ -48,11 +51,8 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSe
         raise MappingError(f"{name}: numerics {numerics!r} is not available for proofs (use 'uf': HLSCNN's MAC, "
                            f"roundings and partial-output adds uninterpreted, with link axioms)")
     M.make(bits).check_shape(shape)
-    if shape["C"] != 1:
-        raise MappingError(f"{name}: the abstract-arithmetic proof needs C = 1 input channel, got C = {shape['C']}: "
-                           f"HLSCNN rounds once per kernel tap after summing its block of 8 channels, while the IR's "
-                           f"conv2d adds one product at a time in channel-major order, so with C > 1 no sound link "
-                           f"axioms relate the two (see mappings.hlscnn.conv2d_proof)")
+    if shape["C"] != 1:                   # no link axioms relate the two: the declared numerics term instead
+        return term_setup(shape, bits=bits)
     H, W, O, K, P = shape["H"], shape["W"], shape["O"], shape["K"], shape["P"]
     nx, nw = H * W, O * K * K
     data = symbolic_data(nx, 16, prefix="x") + symbolic_data(nw, bits, prefix="w")
@@ -81,3 +81,91 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSe
 def proof_setup_w8(shape: dict, *, numerics: str = "uf") -> ProofSetupExt:
     """hlscnn.conv2d_nchw_w8's proof setup (8-bit weights)."""
     return proof_setup(shape, bits=8, numerics=numerics)
+
+
+# ----------------------------------------------------------------------------- declared numerics (C > 1)
+def padded_term(x_raw, w_raw, shape: dict, bits: int) -> np.ndarray:
+    """The declared numerics of hlscnn.conv2d_nchw / _w8 as terms out[O, OH, OW] over ``x_raw``
+    [C, H, W] (16-bit ACT raw) and ``w_raw`` [O, C, K, K] (``bits``-bit raw): the IR's conv2d with
+    P zero rows and columns around x, computed in HLSCNN's order and rounding
+    (:func:`mappings.hlscnn.conv2d_proof.numerics_term`, :data:`~mappings.hlscnn.conv2d_proof.DESCRIBE`).
+    The padded image and the weight layout are built here from the IR's definitions, not with the
+    mapping's host layout functions, so a layout bug there is a difference the proof sees."""
+    from mappings.hlscnn.conv2d_proof import numerics_term
+    x = np.asarray(x_raw, dtype=object)
+    C, H, W = x.shape
+    P = shape["P"]
+    img = np.empty((H + 2 * P, W + 2 * P, C), dtype=object)
+    for y in range(H + 2 * P):
+        for xx in range(W + 2 * P):
+            for c in range(C):
+                inside = P <= y < H + P and P <= xx < W + P
+                img[y, xx, c] = x[c, y - P, xx - P] if inside else 0       # raw 0 is the ACT zero
+    w = np.asarray(w_raw, dtype=object)
+    w_ohwc = np.empty((w.shape[0], w.shape[2], w.shape[3], w.shape[1]), dtype=object)
+    for o, c, ky, kx in np.ndindex(*w.shape):
+        w_ohwc[o, ky, kx, c] = w[o, c, ky, kx]
+    t = numerics_term(img, w_ohwc, shape["S"], bits)                     # [OH, OW, O]
+    return np.moveaxis(t, 2, 0)
+
+
+def gap(shape: dict, bits: int, samples: int = 3, seed: int = 0) -> str:
+    """The declared term evaluated with the datapath functions' numpy bodies on the mapping's random
+    inputs (quantised as its code generator does) against its float32 reference: Frobenius relative
+    error, and the mapping's tolerance."""
+    from ila.compile_np import compile_exprs
+    from ila.numerics.fixed_point import ACT, weight_format
+    from mappings.base import frobenius_relative_error
+    from mappings.hlscnn import conv2d_nchw as M
+    H, W, C, O, K = (shape[d] for d in ("H", "W", "C", "O", "K"))
+    xs = np.array(symbolic_data(C * H * W, 16, prefix="gx"), dtype=object).reshape(C, H, W)
+    ws = np.array(symbolic_data(O * C * K * K, bits, prefix="gw"), dtype=object).reshape(O, C, K, K)
+    term = padded_term(xs, ws, shape, bits)
+    fn = compile_exprs(list(term.reshape(-1)), vectorize=False)
+    m = M.make(bits)
+    rng = np.random.default_rng(seed)
+    errs = []
+    for _ in range(samples):
+        inputs = m.random_inputs(shape, rng)
+        xq = ACT.quantize(np.asarray(inputs["x"], np.float64)[0])
+        wq = weight_format(bits).quantize(np.asarray(inputs["w"], np.float64))
+        env = {d.name: int(v) & 0xFFFF for d, v in zip(xs.reshape(-1), xq.reshape(-1))}
+        env.update({d.name: int(v) & ((1 << bits) - 1) for d, v in zip(ws.reshape(-1), wq.reshape(-1))})
+        raw = np.array([int(v) for v in fn(env, {})], np.int64).reshape(term.shape)
+        raw = np.where(raw >= 1 << 15, raw - (1 << 16), raw)
+        errs.append(frobenius_relative_error(m.reference(shape, inputs), ACT.to_float(raw)[None]))
+    return (f"the term is within {100 * max(errs):.2f} % (max Frobenius relative error over {samples} random inputs "
+            f"at {'x'.join(str(shape[d]) for d in M.SHAPE_DIMS)}) of the float32 conv2d; tolerance "
+            f"{100 * m.tolerance_at(shape):g} %")
+
+
+def term_setup(shape: dict, *, bits: int = 16) -> ProofSetupExt:
+    """C > 1: the mapping's whole accelerator side (the host layout -- NCHW to padded HWC, OIHW to
+    OHWI --, the exact stream the driver emits, the NCHW read-back) on symbolic activations and
+    weights against the declared numerics term (:func:`padded_term`): every output equals the
+    term's, for all data and all interpretations of HLSCNN's datapath functions."""
+    from ila.models.hlscnn import driver
+    from ila.models.hlscnn.model import build_hlscnn
+    from ila.models.hlscnn.numerics import ALL
+    from mappings.hlscnn import conv2d_nchw as M
+    from mappings.hlscnn.conv2d_proof import DESCRIBE
+    from mappings.proof_ext import NumericsTerm
+    name = "hlscnn.conv2d_nchw" if bits == 16 else "hlscnn.conv2d_nchw_w8"
+    H, W, C, O, K = (shape[d] for d in ("H", "W", "C", "O", "K"))
+    nx, nw = C * H * W, O * C * K * K
+    data = symbolic_data(nx, 16, prefix="x") + symbolic_data(nw, bits, prefix="w")
+    x_raw = np.array(data[:nx], dtype=object).reshape(C, H, W)
+    w_raw = np.array(data[nx:], dtype=object).reshape(O, C, K, K)
+    try:
+        job = M.build_job(x_raw, w_raw, shape, bits)
+    except driver.HlscnnError as e:
+        raise MappingError(f"{name} proof: the driver refuses shape {shape}: {e}") from e
+    term = NumericsTerm(DESCRIBE + f"; on x padded with P = {shape['P']} zero rows and columns, out in NCHW order",
+                        lambda: list(padded_term(x_raw, w_raw, shape, bits).reshape(-1)), lambda: gap(shape, bits))
+    oh, ow = M.out_hw(shape)
+    return ProofSetupExt(
+        None, Side(build_hlscnn(bits, 32, 4), job.commands + job.read_commands, "scratch_pad_1", port=_port()),
+        data, [(k, k) for k in range(O * oh * ow)], funcs=list(ALL),
+        describe_output=lambda k: f"out[0, {k // (oh * ow)}, {k // ow % oh}, {k % ow}]",
+        readback=lambda reads: M.readback(job, reads), split_outputs=True,
+        covers=("codegen-bytes", "order", "model-loops", "read-back"), reference=term)

@@ -1,8 +1,10 @@
 """Seeded bugs of hlscnn.conv2d_nchw / conv2d_nchw_w8 (declared by the mapping, ``Mapping.mutations``):
 the host layout and padding the mapping does inside its program, and its read-back order, plus
 the HLSCNN driver bugs of :mod:`verify.mutations.hlscnn` (the same stream underneath). Each must be
-refuted by the BMC proof (one input channel, P >= 1, square H = W so that an H/W swap keeps the
-shapes) with a replayed counterexample."""
+refuted by the BMC proof (P >= 1, square H = W so that an H/W swap keeps the shapes) with a replayed
+counterexample: at one input channel (the proof against the IR fragment) and at C = 9 (two channel
+blocks; the proof against the declared numerics term), except ``weight_channels_reversed``, which is
+equal to the mapping at C = 1 and checked at C = 9 only."""
 from __future__ import annotations
 
 import numpy as np
@@ -37,6 +39,10 @@ def _kernel_hw_swapped(host_weights):
     return lambda w: host_weights(w).transpose(0, 2, 1, 3)
 
 
+def _weight_channels_reversed(host_weights):
+    return lambda w: host_weights(np.asarray(w)[:, ::-1])      # input channel c of every filter gets C-1-c's weights
+
+
 def _nchw_hw_swapped(to_nchw):
     return lambda out: to_nchw(out).transpose(0, 2, 1)     # [O, OW, OH] read as [O, OH, OW]
 
@@ -62,6 +68,9 @@ def conv2d_nchw_mutations() -> dict[str, Mutation]:
         Mutation("kernel_hw_transposed", "codegen-bytes",
                  "host layout: OIHW -> OWHI instead of OHWI (each kernel transposed)",
                  (Patch(_M, "host_weights", _kernel_hw_swapped),)),
+        Mutation("weight_channels_reversed", "codegen-bytes",
+                 "host layout: OIHW -> OHWI with the input channels reversed (equal at C = 1; wrong for C > 1)",
+                 (Patch(_M, "host_weights", _weight_channels_reversed),)),
         Mutation("readback_hw_transposed", "read-back",
                  "read-back: [OH, OW, O] -> [O, OW, OH] (rows and columns of every output plane swapped)",
                  (Patch(_M, "to_nchw", _nchw_hw_swapped),)),
