@@ -112,31 +112,14 @@ def padded_term(x_raw, w_raw, shape: dict, bits: int) -> np.ndarray:
 def gap(shape: dict, bits: int, samples: int = 3, seed: int = 0) -> str:
     """The declared term evaluated with the datapath functions' numpy bodies on the mapping's random
     inputs (quantised as its code generator does) against its float32 reference: Frobenius relative
-    error, and the mapping's tolerance."""
-    from ila.compile_np import compile_exprs
-    from ila.numerics.fixed_point import ACT, weight_format
-    from mappings.base import frobenius_relative_error
+    error, and the mapping's tolerance (:func:`mappings.hlscnn.conv2d_proof.term_gap`)."""
     from mappings.hlscnn import conv2d_nchw as M
+    from mappings.hlscnn.conv2d_proof import term_gap
     H, W, C, O, K = (shape[d] for d in ("H", "W", "C", "O", "K"))
     xs = np.array(symbolic_data(C * H * W, 16, prefix="gx"), dtype=object).reshape(C, H, W)
     ws = np.array(symbolic_data(O * C * K * K, bits, prefix="gw"), dtype=object).reshape(O, C, K, K)
-    term = padded_term(xs, ws, shape, bits)
-    fn = compile_exprs(list(term.reshape(-1)), vectorize=False)
-    m = M.make(bits)
-    rng = np.random.default_rng(seed)
-    errs = []
-    for _ in range(samples):
-        inputs = m.random_inputs(shape, rng)
-        xq = ACT.quantize(np.asarray(inputs["x"], np.float64)[0])
-        wq = weight_format(bits).quantize(np.asarray(inputs["w"], np.float64))
-        env = {d.name: int(v) & 0xFFFF for d, v in zip(xs.reshape(-1), xq.reshape(-1))}
-        env.update({d.name: int(v) & ((1 << bits) - 1) for d, v in zip(ws.reshape(-1), wq.reshape(-1))})
-        raw = np.array([int(v) for v in fn(env, {})], np.int64).reshape(term.shape)
-        raw = np.where(raw >= 1 << 15, raw - (1 << 16), raw)
-        errs.append(frobenius_relative_error(m.reference(shape, inputs), ACT.to_float(raw)[None]))
-    return (f"the term is within {100 * max(errs):.2f} % (max Frobenius relative error over {samples} random inputs "
-            f"at {'x'.join(str(shape[d]) for d in M.SHAPE_DIMS)}) of the float32 conv2d; tolerance "
-            f"{100 * m.tolerance_at(shape):g} %")
+    return term_gap(M.make(bits), shape, padded_term(xs, ws, shape, bits), xs, ws, bits,
+                    "x".join(str(shape[d]) for d in M.SHAPE_DIMS), samples, seed)
 
 
 def term_setup(shape: dict, *, bits: int = 16) -> ProofSetupExt:

@@ -212,16 +212,23 @@ def gap(shape: dict, bits: int, samples: int = 5, seed: int = 0) -> str:
     """The declared term evaluated with the datapath functions' numpy bodies on the mapping's random
     inputs (quantised as the driver does), against the float32 IR operator (the mapping's
     reference): Frobenius relative error, and the mapping's tolerance."""
-    from ila.compile_np import compile_exprs
-    from ila.numerics.fixed_point import ACT, weight_format
-    from mappings.base import frobenius_relative_error
     from mappings.hlscnn import conv2d as M
     H, W, C, O, K, S = (shape[d] for d in ("H", "W", "C", "O", "K", "S"))
     xs = np.array(symbolic_data(H * W * C, 16, prefix="gx"), dtype=object).reshape(H, W, C)
     ws = np.array(symbolic_data(O * K * K * C, bits, prefix="gw"), dtype=object).reshape(O, K, K, C)
-    term = numerics_term(xs, ws, S, bits)
+    return term_gap(M.make(bits), shape, numerics_term(xs, ws, S, bits), xs, ws, bits,
+                    "x".join(str(shape[d]) for d in ("H", "W", "C", "O", "K", "S")), samples, seed)
+
+
+def term_gap(m, shape: dict, term, xs, ws, bits: int, shape_text: str, samples: int, seed: int) -> str:
+    """The sentence of :func:`gap` for mapping ``m``: ``term`` (terms over the symbols ``xs``, laid
+    out as the mapping's x[0], and ``ws``, as its w) evaluated with the datapath functions' numpy
+    bodies on ``samples`` random inputs of ``m``, quantised as its code generator does, against
+    ``m``'s float32 reference (the term shaped as the reference without its batch axis)."""
+    from ila.compile_np import compile_exprs
+    from ila.numerics.fixed_point import ACT, weight_format
+    from mappings.base import frobenius_relative_error
     fn = compile_exprs(list(term.reshape(-1)), vectorize=False)
-    m = M.make(bits)
     rng = np.random.default_rng(seed)
     errs = []
     for _ in range(samples):
@@ -234,8 +241,7 @@ def gap(shape: dict, bits: int, samples: int = 5, seed: int = 0) -> str:
         raw = np.where(raw >= 1 << 15, raw - (1 << 16), raw)
         errs.append(frobenius_relative_error(m.reference(shape, inputs), ACT.to_float(raw)[None]))
     return (f"the term is within {100 * max(errs):.2f} % (max Frobenius relative error over {samples} random inputs "
-            f"at {'x'.join(str(shape[d]) for d in ('H', 'W', 'C', 'O', 'K', 'S'))}) of the float32 conv2d; tolerance "
-            f"{100 * m.tolerance_at(shape):g} %")
+            f"at {shape_text}) of the float32 conv2d; tolerance {100 * m.tolerance_at(shape):g} %")
 
 
 def term_setup(shape: dict, *, bits: int = 16) -> ProofSetupExt:
