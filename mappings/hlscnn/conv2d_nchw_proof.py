@@ -128,10 +128,8 @@ def term_setup(shape: dict, *, bits: int = 16) -> ProofSetupExt:
     weights against the declared numerics term (:func:`padded_term`): every output equals the
     term's, for all data and all interpretations of HLSCNN's datapath functions."""
     from ila.models.hlscnn import driver
-    from ila.models.hlscnn.model import build_hlscnn
-    from ila.models.hlscnn.numerics import ALL
     from mappings.hlscnn import conv2d_nchw as M
-    from mappings.hlscnn.conv2d_proof import DESCRIBE
+    from mappings.hlscnn.conv2d_proof import DESCRIBE, term_proof
     from mappings.proof_ext import NumericsTerm
     name = "hlscnn.conv2d_nchw" if bits == 16 else "hlscnn.conv2d_nchw_w8"
     H, W, C, O, K = (shape[d] for d in ("H", "W", "C", "O", "K"))
@@ -146,9 +144,5 @@ def term_setup(shape: dict, *, bits: int = 16) -> ProofSetupExt:
     term = NumericsTerm(DESCRIBE + f"; on x padded with P = {shape['P']} zero rows and columns, out in NCHW order",
                         lambda: list(padded_term(x_raw, w_raw, shape, bits).reshape(-1)), lambda: gap(shape, bits))
     oh, ow = M.out_hw(shape)
-    return ProofSetupExt(
-        None, Side(build_hlscnn(bits, 32, 4), job.commands + job.read_commands, "scratch_pad_1", port=_port()),
-        data, [(k, k) for k in range(O * oh * ow)], funcs=list(ALL),
-        describe_output=lambda k: f"out[0, {k // (oh * ow)}, {k // ow % oh}, {k % ow}]",
-        readback=lambda reads: M.readback(job, reads), split_outputs=True,
-        covers=("codegen-bytes", "order", "model-loops", "read-back"), reference=term)
+    return term_proof(job, bits, data, O * oh * ow, lambda k: f"out[0, {k // (oh * ow)}, {k // ow % oh}, {k % ow}]",
+                      lambda reads: M.readback(job, reads), term)

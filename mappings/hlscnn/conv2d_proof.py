@@ -267,10 +267,18 @@ def term_setup(shape: dict, *, bits: int = 16) -> ProofSetupExt:
     term = NumericsTerm(DESCRIBE, lambda: list(numerics_term(x_raw, w_raw, S, bits).reshape(-1)),
                         lambda: gap(shape, bits))
     oh, ow = M._out(shape)
+    return term_proof(job, bits, data, oh * ow * O, lambda k: f"out[0, {k // O // ow}, {k // O % ow}, {k % O}]",
+                      lambda reads: driver.readback(job, reads), term)
+
+
+def term_proof(job, bits: int, data: list, n_out: int, describe_output, readback, term) -> ProofSetupExt:
+    """The proof setup of a driver job (its stream and reads on the HLSCNN ILA of ``bits``-bit
+    weights) against a declared numerics term: outputs 0 .. ``n_out`` - 1 of ``readback`` equal the
+    term's, for all ``data`` and all interpretations of the datapath functions."""
+    from ila.models.hlscnn.model import build_hlscnn
     from ila.models.hlscnn.numerics import ALL
     return ProofSetupExt(
         None, Side(build_hlscnn(bits, 32, 4), job.commands + job.read_commands, "scratch_pad_1", port=_port()),
-        data, [(k, k) for k in range(oh * ow * O)], funcs=list(ALL),
-        describe_output=lambda k: f"out[0, {k // O // ow}, {k // O % ow}, {k % O}]",
-        readback=lambda reads: driver.readback(job, reads), split_outputs=True,
-        covers=("codegen-bytes", "order", "model-loops", "read-back"), reference=term)
+        data, [(k, k) for k in range(n_out)], funcs=list(ALL), describe_output=describe_output,
+        readback=readback, split_outputs=True, covers=("codegen-bytes", "order", "model-loops", "read-back"),
+        reference=term)
