@@ -140,3 +140,17 @@ def test_host_threads_sets_torch_intra_op_threads():
     with host_threads(1):
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
+
+
+def test_weight_copies_are_kept_within_their_budget(monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(kernels, "_WEIGHTS", {})
+    monkeypatch.setattr(kernels, "_kept", [0])
+    monkeypatch.setattr(kernels, "WEIGHTS_LIMIT", 3000)
+    ws = [np.ones((10, 50), np.float32) for _ in range(2)]          # 2000 bytes each
+    for w in ws:
+        w.flags.writeable = False
+        assert torch.equal(kernels._torch_weight(torch, w), torch.ones(10, 50))
+    assert len(kernels._WEIGHTS) == 1 and kernels._kept[0] == 2000   # the second is beyond the budget
+    del ws[0]
+    assert kernels._WEIGHTS == {} and kernels._kept[0] == 0          # dropped with its array

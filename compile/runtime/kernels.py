@@ -115,6 +115,8 @@ def _plan(xs, ws, strides, before, after, dilation, groups) -> str:
 
 
 _WEIGHTS: dict[int, tuple] = {}      # id -> (weak reference, torch tensor) of read-only weights
+WEIGHTS_LIMIT = 1 << 30               # bytes of weight copies kept at most
+_kept = [0]
 
 
 def _torch_weight(torch, w):
@@ -129,8 +131,15 @@ def _torch_weight(torch, w):
     t = torch.from_numpy(np.array(w, order="C"))
     if NHWC and t.ndim == 4:
         t = t.contiguous(memory_format=torch.channels_last)
+    if _kept[0] + w.nbytes > WEIGHTS_LIMIT:
+        return t                            # beyond the budget: converted at every call
+
+    def _drop(_, k=id(w), d=_WEIGHTS, kept=_kept, n=w.nbytes):
+        if d.pop(k, None) is not None:
+            kept[0] -= n
     try:
-        _WEIGHTS[id(w)] = (weakref.ref(w, lambda _, k=id(w), d=_WEIGHTS: d.pop(k, None)), t)
+        _WEIGHTS[id(w)] = (weakref.ref(w, _drop), t)
+        _kept[0] += w.nbytes
     except TypeError:
         pass
     return t
