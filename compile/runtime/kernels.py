@@ -349,3 +349,4 @@ def evaluate_in_place(op: str, args: list, attrs: dict):
     if f is None or not (isinstance(x, np.ndarray) and x.dtype == _F32 and x.flags.writeable):
         return None
     return f(*args, **attrs)
+
