@@ -149,12 +149,8 @@ def _tap_range(size: int, pad: int, k: int, dil: int, stride: int, out: int) -> 
     """For one kernel tap ``k`` on one spatial axis: (first output, end output, first input) of the
     outputs whose input position o * stride + k * dil - pad lies inside [0, size)."""
     off = k * dil - pad
-    o0 = max(0, -(off // stride) if off < 0 else 0)
-    while o0 < out and o0 * stride + off < 0:
-        o0 += 1
-    o1 = o0
-    if o0 < out:
-        o1 = min(out, (size - 1 - off) // stride + 1)
+    o0 = max(0, -(off // stride))                 # the first o with o * stride + off >= 0
+    o1 = min(out, (size - 1 - off) // stride + 1) if o0 < out else o0
     return o0, max(o0, o1), o0 * stride + off
 
 
@@ -190,24 +186,18 @@ def _channels_last(x) -> bool:
 def conv2d_numpy(x, w, strides, before, after, dilation, groups):
     """The numpy float32 convolution (x[N, C, H, W], w[O, C/groups, KH, KW], explicit zero padding
     ``before`` / ``after`` per spatial axis): im2col columns gathered in float32 and one BLAS
-    float32 product per image and group batch; depthwise (one channel per group) a multiply-add
-    over the kernel taps."""
+    float32 product per image and group batch; depthwise (one channel per group):
+    :func:`depthwise_numpy`."""
+    o, cg = w.shape[:2]
+    if cg == 1 and groups > 1 and o == groups:             # depthwise: per tap, no padded copy
+        return depthwise_numpy(x, w, strides, before, after, dilation)
     if any(before) or any(after):
         x = ops._zero_pad(x, before, after)
     n, c = x.shape[:2]
-    o, cg = w.shape[:2]
     kernel = tuple(w.shape[2:])
     out = ops._conv_out_sizes(x.shape, w.shape, strides, (0, 0), (0, 0), dilation)
     g, og = groups, o // groups
     kk, length = kernel[0] * kernel[1], out[0] * out[1]
-    if og == 1 and cg == 1 and g > 1:                     # depthwise
-        acc = np.zeros((n, c) + out, _F32)
-        tmp = np.empty_like(acc)
-        wt = w.reshape(c, kk)
-        for j, tap in enumerate(ops._taps(x, kernel, strides, dilation, out)):
-            np.multiply(tap, wt[:, j].reshape(1, c, 1, 1), out=tmp)
-            acc += tmp
-        return acc
     if g == 1 and kk == 1 and strides == (1, 1) and (_channels_last(x) or (NHWC and n == 1)):
         # one product with an NHWC result: x in NHWC memory, or one NCHW image read transposed
         xl = x.transpose(0, 2, 3, 1).reshape(n * length, c) if _channels_last(x) else x.reshape(c, length).T
