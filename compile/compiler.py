@@ -76,6 +76,7 @@ class Compiled:
     egraph_size: int = 0                             # e-nodes (calls included)
     seconds: dict = field(default_factory=dict)
     program: object = None                           # compile.program.Program (the extracted program)
+    deferred: int = 0                                # uncertified subjects extraction never chose (not certified)
     graph: object = None                             # the source IR graph (its inputs name the program's)
     fused: list = field(default_factory=list)        # [(call step indices, gate Decision)]: chains fused
                                                      # on the chain mapping's certificate (compile.chains)
@@ -211,12 +212,13 @@ def compile_graph(graph: Graph, targets=None, *, matching: str = "exact",
         out.seconds["rewrite"] = time.perf_counter() - t0
         t1 = time.perf_counter()
         plans = instantiate(match_patterns(view, pats), require=require, certify=certify, budget=budget,
-                            ledger_path=ledger_path, out=out)
+                            ledger_path=ledger_path, out=out, defer=certify != "none")
         ids = s.add_calls([(p.match.eclass, p.match.operands, _call_cost(p, plans, cost)) for p in plans])
         out.egraph_size = view.enodes + len(ids)
         out.seconds["match"] = time.perf_counter() - t1
         t2 = time.perf_counter()
-        choice, roots = s.extract()
+        choice, roots = _extract_certified(s, dict(zip(ids, plans)), require=require, certify=certify,
+                                           budget=budget, ledger_path=ledger_path, out=out)
     out.program = _program(view, choice, roots, dict(zip(ids, plans)))
     for st in out.program.calls():
         out.offloads.append(Offload(st.call, st.certificate, st.chain))
@@ -324,12 +326,14 @@ def _chain(view, classes: list) -> tuple:
 
 # ----------------------------------------------------------------------------- instantiating calls
 def instantiate(matches: list[Match], *, require: str, certify: str, budget: float, ledger_path,
-                out: Compiled) -> list[CallPlan]:
+                out: Compiled, defer: bool = False) -> list[CallPlan]:
     """The calls to offer extraction: each match instantiated as a call (:func:`compile.call.at_match`:
     the mapping's adapter gives its shape; a match the adapter refuses is dropped) and allowed by the
     verified-only gate (:func:`compile.gate.decide_call`, once per subject) on a certificate whose
     subject is the call's own (checked here again: a certificate about another subject is refused);
-    refusals go to ``out.refused``."""
+    refusals go to ``out.refused``. ``defer``: no certification now; a call refused only for want of
+    a certificate is offered as pending (its decision's ``pending`` set), and
+    :func:`_extract_certified` certifies the pending calls extraction chooses."""
     from compile import gate
     from compile.call import at_match
     from compile.patterns import mapping_patterns, variables
@@ -343,17 +347,53 @@ def instantiate(matches: list[Match], *, require: str, certify: str, budget: flo
             continue
         key = call.subject.digest
         if key not in decisions:
-            d = gate.decide_call(call, require=require, certify=certify, budget=budget, path=ledger_path)
+            d = gate.decide_call(call, require=require, certify="none" if defer else certify, budget=budget,
+                                 path=ledger_path)
             if d.allowed and (d.certificate or {}).get("subject_digest") != key:
                 d = gate.CallDecision(call, False, reason=f"the gate offered a certificate about another subject "
                                       f"({(d.certificate or {}).get('subject_digest')}); refused")
             decisions[key] = d
-            if not d.allowed:
+            if not d.allowed and not (defer and d.pending):
                 out.refused.append(d)
         d = decisions[key]
-        if d.allowed:
+        if d.allowed or (defer and d.pending):
             plans.append(CallPlan(m, call, d))        # a match of a decided subject keeps its own call
     return plans
+
+
+FORBIDDEN = 10 ** 8     # the extraction cost of a call whose deferred certification failed (never chosen)
+
+
+def _extract_certified(s, calls: dict, *, require: str, certify: str, budget: float, ledger_path,
+                       out: Compiled) -> tuple:
+    """Extraction with deferred certification: extract; certify (:func:`compile.gate.decide_call`,
+    once per subject) the pending calls the extraction chose; a call that does not certify is refused
+    (``out.refused``) and priced out of the e-graph with every call of its subject, and extraction
+    runs again, until every chosen call is allowed. Calls never chosen are not certified
+    (``out.deferred`` counts their subjects). Returns egglog's ``(choice, roots)``."""
+    from compile import gate
+    while True:
+        choice, roots = s.extract()
+        chosen = {e.value for e in choice.values() if e.op == "call"}
+        todo = {calls[i].call.subject.digest: calls[i] for i in chosen if calls[i].decision.pending}
+        if not todo:
+            break
+        failed = set()
+        for key, p in todo.items():
+            d = gate.decide_call(p.call, require=require, certify=certify, budget=budget, path=ledger_path)
+            if d.allowed and (d.certificate or {}).get("subject_digest") != key:
+                d = gate.CallDecision(p.call, False, reason=f"the gate offered a certificate about another subject "
+                                      f"({(d.certificate or {}).get('subject_digest')}); refused")
+            for q in calls.values():
+                if q.call.subject.digest == key:
+                    q.decision = d
+            if not d.allowed:
+                out.refused.append(d)
+                failed.add(key)
+        if failed:
+            s.price_calls([i for i, q in calls.items() if q.call.subject.digest in failed], FORBIDDEN)
+    out.deferred = len({q.call.subject.digest for q in calls.values() if q.decision.pending})
+    return choice, roots
 
 
 def _call_cost(plan: CallPlan, plans: list[CallPlan], cost: str) -> int:

@@ -1000,6 +1000,18 @@ class Session:
         self._worker.call(self._add_calls, view, out)
         return out
 
+    def price_calls(self, ids: list, cost: int) -> None:
+        """Set the extraction cost of the call e-nodes ``ids`` (from :meth:`add_calls`) to ``cost``
+        (a call that must not be chosen: a cost above any alternative)."""
+        self._worker.call(self._price_calls, self.view(), list(ids), int(cost))
+
+    def _price_calls(self, view, ids, cost):
+        acts = []
+        for i in ids:
+            c, ops, _ = self._calls[i]
+            acts.append(set_cost(Term.call(i64(i), terms(*[self._expr(view, o) for o in ops])), cost))
+        self._register(acts)
+
     def _add_calls(self, view, ids):
         acts = []
         for i in ids:

@@ -32,6 +32,7 @@ class CallDecision:
     allowed: bool
     certificate: dict | None = None
     reason: str = ""
+    pending: bool = False        # refused only for want of a certificate that on-demand certification may give
 
     @property
     def mapping(self) -> str:
@@ -91,7 +92,7 @@ def decide_call(call, *, require: str = "any", certify: str = "none", budget: fl
             if certify != "none" else "")
     return CallDecision(call, False, reason=f"the ledger holds no current certificate ({need}) for subject "
                         f"{call.subject.digest}{late}; certify on demand with --certify sim (or proof), e.g. "
-                        f"python -m compile MODEL --certify sim")
+                        f"python -m compile MODEL --certify sim", pending=certify == "none")
 
 
 _ABANDONED_CALLS: dict = {}     # (subject digest, method, ledger) -> the budget a certification was abandoned at

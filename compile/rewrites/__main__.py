@@ -44,7 +44,7 @@ def main(argv=None) -> int:
                 print(f"{r.name:34} [{len(r.rules)} egglog rule{'s' if len(r.rules) > 1 else ''}] {r.text}")
             return 0
         from compile.rewrites.certify import certify, record
-        module = "compile.rewrites.broken" if args.broken else "compile.rewrites.rules"
+        module = "compile.rewrites.broken" if args.broken else None
         out, ok = [], True
         for name in args.names or list(pool):
             cert = certify(pool[name], module, samples=args.samples, timeout=args.timeout)

@@ -17,7 +17,15 @@ class Rewrite:
     ``random_params(rng)``: parameters of the property test, drawn without assuming the guard;
     ``space``: the small parameter space of the exact check, ``{name: values}`` (every combination)
     or a list of parameter dicts; ``bit_exact``: whether float32 results must be equal (else within
-    ``rtol`` relative Frobenius error)."""
+    ``rtol`` relative Frobenius error).
+
+    A size-bounded rewrite (the tiling rules, :mod:`compile.rewrites.tiling`) also gives
+    ``checked``: its rules without their last conditions, a bound on the operator's size
+    (``size_guard`` says which) that keeps the compiler's e-graph small but excludes every instance
+    small enough for the exact check. The checks run ``checked`` (:meth:`apply`), and the
+    certification checks that ``rules`` are exactly ``checked`` with conditions appended
+    (:func:`compile.rewrites.certify.bound_check`), so the compiler's applications are a subset of
+    the checked rules'."""
     name: str
     text: str
     rules: tuple
@@ -26,16 +34,23 @@ class Rewrite:
     space: object
     bit_exact: bool = True
     rtol: float = 1e-5
+    checked: tuple = ()
+    size_guard: str = ""
+
+    @property
+    def checked_rules(self) -> tuple:
+        """The rules the certification's checks run (``checked``, or ``rules`` when not size-bounded)."""
+        return self.checked or self.rules
 
     def apply(self, node):
-        """The right-hand side the rules give for IR node ``node`` (read back as IR, shapes inferred
-        again), or None where they do not apply."""
+        """The right-hand side the rules (:attr:`checked_rules`) give for IR node ``node`` (read back
+        as IR, shapes inferred again), or None where they do not apply."""
         return self.apply_many([node])[0]
 
     def apply_many(self, nodes: list) -> list:
         """:meth:`apply` on several nodes, in one e-graph."""
         from compile.egraph import apply_rules
-        return apply_rules(self.rules, list(nodes))
+        return apply_rules(self.checked_rules, list(nodes))
 
     def build(self, params: dict):
         """``(inputs, lhs, rhs)`` at ``params``; rhs is None where the rewrite does not apply."""

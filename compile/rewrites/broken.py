@@ -10,7 +10,7 @@ reach those cases). The guard-dropped variants reuse the rules' own declarations
 from __future__ import annotations
 
 from compile.egraph import RuleSpec, eq, int_vars, vec
-from compile.rewrites import rules
+from compile.rewrites import rules, tiling
 from compile.rewrites.base import Rewrite
 
 
@@ -48,6 +48,21 @@ BROKEN = (
     Rewrite("lstm_fold_dropped_bias", "lstm_fold summing only the input bias Wb (the recurrence bias Rb dropped)",
             rules.lstm_fold_rules(halves=(True, False), name="lstm_fold_dropped_bias"), rules._lstm_lhs,
             rules._rand_lstm, _LSTM_SPACE, bit_exact=False, rtol=rules.LSTM_RTOL),
+    Rewrite("conv2d_tile_rows_shifted", "conv2d_tile_rows whose second tile reads its input rows one row early "
+            "(the halo counted on the wrong side; same shapes, wrong rows)",
+            tiling.conv2d_tile_rows_rules(shift=1, name="conv2d_tile_rows_shifted"), rules._conv_lhs,
+            tiling._rand_conv_tile, dict(C=(1,), O=(1,), KH=(1, 2), KW=(1,), S=(1,), P=(0,), H=(5,), W=(2,)),
+            checked=tiling.conv2d_tile_rows_rules(None, shift=1, name="conv2d_tile_rows_shifted"),
+            size_guard="operands + result > TILE_LIMIT elements"),
+    # the rules the compiler runs differ from the checked ones by more than the size bound: only the
+    # bound check sees it (the exact and property checks run the checked rules, which are right)
+    Rewrite("conv2d_tile_out_unchecked_cut", "conv2d_tile_out whose compiled rules split at O/2 + 1 while the "
+            "checked rules split at ceil(O/2)",
+            tiling.conv2d_tile_out_rules(cut=lambda o: o / 2 + 1, name="conv2d_tile_out_unchecked_cut"),
+            rules._conv_lhs, tiling._rand_conv_tile, dict(C=(1,), O=(16,), KH=(1,), KW=(1,), S=(1,), P=(0,), H=(3,),
+                                                           W=(2,)),
+            checked=tiling.conv2d_tile_out_rules(None, name="conv2d_tile_out_unchecked_cut"),
+            size_guard="operands + result > TILE_LIMIT elements"),
     # guard dropped
     Rewrite("unguarded_conv2d_im2col", "conv2d_im2col without its dilation condition (im2col ignores dilation: "
             "issue 22's dilated convolution)",

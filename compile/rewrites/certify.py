@@ -21,6 +21,11 @@ side, read back as IR (:func:`compile.egraph.apply_rules`). Two checks, both req
   IR term, or two sides the e-graph refuses to unite (``compile.egraph.EGraphError``), is a
   failure too.
 
+* **bound** (size-bounded rewrites, ``Rewrite.checked``): the rules the compiler runs are the
+  checked rules with conditions appended (:func:`bound_check`: same patterns, same right-hand
+  sides, the same conditions in the same order, then the bound's), so the checks above cover every
+  application the compiler makes. A difference is a failure.
+
 ``certify(rw)`` returns a :class:`Certificate`; ``record(cert)`` writes it to the ledger under
 ``rewrite.<name>`` with a digest over the import closure of the rules' module and this checker
 (which includes :mod:`compile.egraph`, the adapter the rules run in).
@@ -166,15 +171,44 @@ def property_check(rw: Rewrite, samples: int = 30, seed: int = 0, stats: dict | 
     return checked, bad
 
 
-def certify(rw: Rewrite, module: str = "compile.rewrites.rules", *, samples: int = 30,
+MODULES = ("compile.rewrites.rules", "compile.rewrites.tiling")
+
+
+def module_of(rw: Rewrite) -> str:
+    """The module that declares ``rw`` (its certificate's digest covers that module's closure)."""
+    from compile.rewrites.tiling import TILING
+    return MODULES[1] if any(r is rw for r in TILING) else MODULES[0]
+
+
+def bound_check(rw: Rewrite) -> list[str]:
+    """The differences between the rules the compiler runs (``rw.rules``) and the checked rules
+    with conditions appended (empty: none, or ``rw`` is not size-bounded), as texts."""
+    if not rw.checked:
+        return []
+    if len(rw.rules) != len(rw.checked):
+        return [f"{len(rw.rules)} rules run, {len(rw.checked)} checked"]
+    bad = []
+    for run, chk in zip(rw.rules, rw.checked):
+        if run.name != chk.name or str(run.lhs) != str(chk.lhs) or str(run.rhs) != str(chk.rhs):
+            bad.append(f"rule {run.name}: its pattern or right-hand side is not the checked rule {chk.name}'s")
+        elif len(run.where) <= len(chk.where) or \
+                [str(c) for c in run.where[:len(chk.where)]] != [str(c) for c in chk.where]:
+            bad.append(f"rule {run.name}: its conditions are not the checked rule's with bound conditions appended")
+    return bad
+
+
+def certify(rw: Rewrite, module: str | None = None, *, samples: int = 30,
             timeout: float | None = 60.0) -> Certificate:
-    """Run both checks on ``rw`` (defined in ``module``): the property test, then the exact check at
-    every combination of its parameter space the rules apply to. A right-hand side the e-graph or
-    the IR refuses at a combination is a property failure (the rewrite is wrong there)."""
+    """Run the checks on ``rw`` (defined in ``module``, by default :func:`module_of`): the bound
+    check (size-bounded rewrites), the property test, then the exact check at every combination of
+    its parameter space the rules apply to. A right-hand side the e-graph or the IR refuses at a
+    combination is a property failure (the rewrite is wrong there)."""
     t0 = time.perf_counter()
-    cert = Certificate(rw.name, module)
+    cert = Certificate(rw.name, module or module_of(rw))
+    cert.property_failures += [f"bound: {b}" for b in bound_check(rw)]
     stats: dict = {}
-    cert.samples, cert.property_failures = property_check(rw, samples, stats=stats)
+    cert.samples, failures = property_check(rw, samples, stats=stats)
+    cert.property_failures += failures
     cert.draws, cert.refused = stats["draws"], stats["refused"]
     apps = rw.applications()
     cert.combinations = len(apps)
@@ -209,8 +243,8 @@ def recheck(entry: dict, *, timeout: float | None = None) -> dict:
     from compile.rewrites import registry
     name, module = entry["mapping"].removeprefix("rewrite."), entry.get("module")
     rules = registry()
-    if not entry["mapping"].startswith("rewrite.") or module != "compile.rewrites.rules" or name not in rules:
-        raise CompileError(f"{entry['mapping']!r} (module {module!r}) names no rewrite of compile.rewrites.rules")
+    if not entry["mapping"].startswith("rewrite.") or name not in rules or module != module_of(rules[name]):
+        raise CompileError(f"{entry['mapping']!r} (module {module!r}) names no rewrite of {' or '.join(MODULES)}")
     cert = certify(rules[name], module, timeout=60.0 if timeout is None else timeout)
     return {"result": {"refuted": "counterexample"}.get(cert.result, cert.result), "seconds": cert.seconds,
             "detail": cert.summary()[:400]}
