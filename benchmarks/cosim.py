@@ -1,6 +1,11 @@
 """Application co-simulation with per-invocation statistics (paper §4.4.2)
 (``python -m benchmarks.cosim [--model resnet20] [--targets flexasr,hlscnn,vta] [--images N]``).
 
+``--model``: an application (:mod:`compile.applications`), an ``.onnx`` file, or ``light_<name>``:
+a model of the onnx wheel's light zoo (``light_resnet50``, ``light_vgg19``, ...) with the seeded
+random weights and calibrated batch normalisation of :mod:`benchmarks.frontends` (its large
+operators reach the accelerators through the tiling rewrites, :mod:`compile.rewrites.tiling`).
+
 Compiles the application (random weights, seed 0; flexible matching, verified rules only,
 certificates from ``paper_results/ledger.json``, missing ones simulated into it), co-simulates it
 on N seeded standard-normal inputs with every accelerator call on its ILA simulator, and writes
@@ -36,6 +41,10 @@ def main(argv=None) -> int:
         from mappings.registry import names
         from verify.ledger import load
         check_count("--images", args.images, item_bytes=RUN_BYTES, what="co-simulated inputs")
+        if args.model.startswith("light_"):
+            from benchmarks.frontends import LIGHT
+            from ila.cli import check_names
+            check_names("--model", [args.model.removeprefix("light_")], LIGHT, what="light zoo model")
         selected(tuple(t for t in args.targets.split(",") if t), names())
         output_file(args.out or ROOT / "paper_results" / f"cosim_{args.model}.md", "--out")
         output_file(args.ledger, "--ledger")
@@ -45,13 +54,28 @@ def main(argv=None) -> int:
         return report(exc)
 
 
+def load_model(model: str, seed: int = 0):
+    """``(IR graph, example inputs)`` of ``model`` (module docstring): ``light_<name>`` randomised
+    and calibrated as in :func:`benchmarks.frontends.zoo_model`, its input seeded standard normal;
+    otherwise :func:`compile.applications.load_graph`."""
+    if not model.startswith("light_"):
+        from compile.applications import load_graph
+        return load_graph(model, seed)
+    import onnx
+    from benchmarks.frontends import calibrated, light_path, randomised
+    from compile.frontend import from_onnx
+    name = model.removeprefix("light_")
+    g = from_onnx(calibrated(randomised(onnx.load(light_path(name)), seed), seed + 1), name=name)
+    rng = np.random.default_rng(seed)
+    return g, {v.name: rng.standard_normal(v.shape).astype(v.dtype) for v in g.inputs}
+
+
 def _main(args) -> int:
-    from compile.applications import load_graph
     from compile.compiler import compile_graph
     from compile.runtime.cosim import against_host
     targets = tuple(t for t in args.targets.split(",") if t)
     t0 = time.perf_counter()
-    graph, example = load_graph(args.model, 0)
+    graph, example = load_model(args.model, 0)
     res = compile_graph(graph, targets, matching="flexible", certify="sim", ledger_path=args.ledger)
     t_compile = time.perf_counter() - t0
     rng = np.random.default_rng(0)

@@ -39,7 +39,8 @@ No other module imports egglog. What this module provides:
   (``set_cost``: it is evaluated at compile time); egglog literals cost 1 each, noise beside these.
   The data-movement objective adds :data:`TRANSFER` per store and load to a call's own cost
   (``set_cost``). egglog sums tree costs in 64 bits, which a DAG of many shared values overflows
-  (EfficientNet-B0: ~6e18 paths): a value with more than :data:`CUT` paths gets a free ``ref``
+  (EfficientNet-B0: ~6e18 paths): a value with more than :data:`CUT` paths (and the computed
+  operand of a convolution or dense layer, which a tiling reads once per tile) gets a free ``ref``
   e-node for the extraction above it and is extracted on its own (``extract_multiple``: the best
   of its other e-nodes). The extracted terms are mapped back onto the view's e-classes.
 
@@ -1106,15 +1107,22 @@ class Session:
         return reader.choice, roots
 
 
+TILED = ("nn.conv2d", "nn.dense")   # operators the tiling rewrites split (compile.rewrites.tiling)
+
+
 def _cuts(outputs) -> set:
     """The uids of the values whose tree (the number of paths to the leaves, counting every value
-    already cut as one) exceeds :data:`CUT` (operands first; the outputs' e-classes are roots anyway)."""
+    already cut as one) exceeds :data:`CUT` (operands first; the outputs' e-classes are roots anyway),
+    and of the computed operands of the operators in :data:`TILED`: a tiling reads its operand once
+    per tile (slices of it), so under tree costs its whole upstream cost would count once per tile
+    and no tiling could pay off; cut, the operand is computed once, as in the program."""
     from compile.ir.graph import Node, topological
+    order = topological(list(outputs), nodes_only=False)
+    cut = {a.uid for v in order if isinstance(v, Node) and v.op in TILED for a in v.args if isinstance(a, Node)}
     size: dict[int, int] = {}
-    cut = set()
-    for v in topological(list(outputs), nodes_only=False):
+    for v in order:
         n = 1 + (sum(size[a.uid] for a in v.args) if isinstance(v, Node) else 0)
-        if n > CUT:
+        if n > CUT or v.uid in cut:
             cut.add(v.uid)
             n = 1
         size[v.uid] = n
