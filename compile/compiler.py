@@ -18,6 +18,11 @@ the only module that touches egglog):
    mapping's shape at the match and the call artefact, :class:`compile.call.Call`, and the
    verified-only gate, :func:`compile.gate.decide_call`); each allowed match unions an accelerator-call e-node into the matched
    e-class.
+   With on-demand certification (``certify`` other than ``none``), a match refused only for want
+   of a certificate is offered as a pending call and certified only if extraction chooses it
+   (:func:`_extract_certified`: a call that does not certify is refused and priced out, and
+   extraction runs again), so the tiles of a large operator (:mod:`compile.rewrites.tiling`) are
+   certified at the sizes extraction uses, not at every level of the tiling.
 4. egglog's extractor picks one e-node per e-class with static costs (a host compute operator
    :data:`compile.egraph.HOST`, a data-movement operator ``MOVE``, a call ``CALL``, the compile-time
    ``add`` of two constants 0), which maximises the operators offloaded, as the paper's cost does;
