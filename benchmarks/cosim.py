@@ -34,6 +34,9 @@ def main(argv=None) -> int:
     ap.add_argument("--targets", default="flexasr,hlscnn,vta")
     ap.add_argument("--images", type=int, default=3, help="inputs to co-simulate (>= 1)")
     ap.add_argument("--ledger", default=str(LEDGER))
+    ap.add_argument("--max-terms", type=int, default=50_000,
+                    help="e-nodes at which saturation stops (the tilings of a large model need more)")
+    ap.add_argument("--time-limit", type=float, default=5.0, help="seconds of rewriting")
     ap.add_argument("--out", type=pathlib.Path)
     args = ap.parse_args(argv)
     try:                                    # every argument and file checked before any work
@@ -41,6 +44,10 @@ def main(argv=None) -> int:
         from mappings.registry import names
         from verify.ledger import load
         check_count("--images", args.images, item_bytes=RUN_BYTES, what="co-simulated inputs")
+        if args.max_terms < 1 or not args.time_limit > 0:
+            from ila.cli import ArgumentError
+            raise ArgumentError(f"--max-terms must be >= 1 and --time-limit > 0 (got {args.max_terms}, "
+                                f"{args.time_limit})")
         if args.model.startswith("light_"):
             from benchmarks.frontends import LIGHT
             from ila.cli import check_names
@@ -76,7 +83,8 @@ def _main(args) -> int:
     targets = tuple(t for t in args.targets.split(",") if t)
     t0 = time.perf_counter()
     graph, example = load_model(args.model, 0)
-    res = compile_graph(graph, targets, matching="flexible", certify="sim", ledger_path=args.ledger)
+    res = compile_graph(graph, targets, matching="flexible", certify="sim", ledger_path=args.ledger,
+                        max_terms=args.max_terms, time_limit=args.time_limit)
     t_compile = time.perf_counter() - t0
     rng = np.random.default_rng(0)
     runs = []
@@ -95,10 +103,16 @@ def _main(args) -> int:
     refused = sum(1 for v in first.invocations if v.refused)
     lines = [f"# Co-simulation of {args.model} on {', '.join(targets)} (random weights)", "",
              f"Command: `python -m benchmarks.cosim --model {args.model} --targets {args.targets} "
-             f"--images {args.images}`; machine: {platform.machine()}, Python {platform.python_version()}, "
+             f"--images {args.images}"
+             + (f" --max-terms {args.max_terms} --time-limit {args.time_limit:g}"
+                if (args.max_terms, args.time_limit) != (50_000, 5.0) else "")
+             + f"`; machine: {platform.machine()}, Python {platform.python_version()}, "
              "one process.", "",
              f"- offloads: {res.counts()}; host compute operators left: {res.host_ops}; "
              f"compile (incl. on-demand certification) {t_compile:.1f} s",
+             f"- rewrites applied in the e-graph: {res.rules_used}; saturation stop: {res.stop_reason} "
+             f"({res.iterations} iterations, {res.egraph_size} e-nodes); host data-movement operators: "
+             f"{res.host_moves}",
              f"- calls refused at run time by a data condition (run on the host): {refused}", "",
              "| input | whole-model error (Frobenius, %) | co-simulation s | host float32 s | ratio |",
              "|---|---|---|---|---|"]
