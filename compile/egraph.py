@@ -792,7 +792,7 @@ class Session:
         self._values: dict[int, object] = {}     # uid -> original IR value
         self._keys: dict[str, tuple] = {}        # opaque key -> (op, attrs)
         self._calls: dict[int, tuple] = {}       # call id -> (e-class, operand e-classes)
-        self._cuts: set = set()                  # uids of the values extracted on their own
+        self._cuts: tuple = ([], [])             # uids of the values extracted on their own (_cuts)
         self._view: View | None = None
         self._outputs = None
 
@@ -1074,8 +1074,9 @@ class Session:
         index = dict(view._index)
         for i, (c, ops, _) in self._calls.items():
             index[ENode("call", (), ops, i)] = c
+        big, tiled = self._cuts
         refs = {}                                     # e-class -> how many ref e-nodes it holds
-        for uid in self._cuts:
+        for uid in big + tiled:
             c = view.value_class[uid]
             refs[c] = refs.get(c, 0) + 1
         try:
@@ -1083,23 +1084,38 @@ class Session:
             # are shared many times over (EfficientNet: ~6e18 paths) the sums saturate and the
             # extractor fails. A cut value's e-class gets a free ``ref`` e-node, so above it the
             # value costs nothing (it is computed once, as in the program); the value itself is
-            # extracted on its own, as the best of its other e-nodes.
-            acts = [union(self._ref[uid]).with_(Term.ref(i64(uid))) for uid in sorted(self._cuts)]
-            self._register(acts)
-            self._eg.run(run(self._rebuild))      # congruence after the unions
+            # extracted on its own, as the best of its other e-nodes. The computed operands of
+            # convolutions and dense layers (a tiling reads them once per tile) are extracted
+            # operands first, each while only the values before it have their ref, then given its
+            # own, so no such value's term can reach itself (an identity rewrite such as
+            # reshape(reshape(x)) = x would make a ref cycle the cheapest term). The refs live
+            # between a push and a pop: extraction runs again after a deferred certification fails.
             reader = _TermReader(index, view)
-            roots = reader.read(self._eg.extract(self._outputs))
-            done = set()
-            while reader.refs - done:
-                uid = min(reader.refs - done)
-                done.add(uid)
-                c = view.value_class[uid]
-                variants = self._eg.extract_multiple(self._ref[uid], refs[c] + 1)
-                best = next((v for v in variants if str(get_callable_fn(v)).rsplit(".", 1)[-1] != "ref"), None)
-                if best is None:
-                    raise EGraphError(f"egglog's extractor returned no e-node of the cut e-class of value {uid}")
-                if reader.read_class(best) != c:
-                    raise EGraphError(f"egglog extracted value {uid} as another e-class's term")
+            self._eg.push()
+            try:
+                self._register([union(self._ref[uid]).with_(Term.ref(i64(uid))) for uid in big])
+                self._eg.run(run(self._rebuild))      # congruence after the unions
+                for uid in tiled:
+                    if uid in big:
+                        continue
+                    if reader.read_class(self._eg.extract(self._ref[uid])) != view.value_class[uid]:
+                        raise EGraphError(f"egglog extracted value {uid} as another e-class's term")
+                    self._register([union(self._ref[uid]).with_(Term.ref(i64(uid)))])
+                    self._eg.run(run(self._rebuild))
+                roots = reader.read(self._eg.extract(self._outputs))
+                done = set(tiled)
+                while reader.refs - done:
+                    uid = min(reader.refs - done)
+                    done.add(uid)
+                    c = view.value_class[uid]
+                    variants = self._eg.extract_multiple(self._ref[uid], refs[c] + 1)
+                    best = next((v for v in variants if str(get_callable_fn(v)).rsplit(".", 1)[-1] != "ref"), None)
+                    if best is None:
+                        raise EGraphError(f"egglog's extractor returned no e-node of the cut e-class of value {uid}")
+                    if reader.read_class(best) != c:
+                        raise EGraphError(f"egglog extracted value {uid} as another e-class's term")
+            finally:
+                self._eg.pop()
         except EGraphError:
             raise
         except Exception as exc:
@@ -1110,23 +1126,26 @@ class Session:
 TILED = ("nn.conv2d", "nn.dense")   # operators the tiling rewrites split (compile.rewrites.tiling)
 
 
-def _cuts(outputs) -> set:
-    """The uids of the values whose tree (the number of paths to the leaves, counting every value
+def _cuts(outputs) -> tuple[list, list]:
+    """``(big, tiled)``: the uids of the values whose tree (the number of paths to the leaves, counting every value
     already cut as one) exceeds :data:`CUT` (operands first; the outputs' e-classes are roots anyway),
-    and of the computed operands of the operators in :data:`TILED`: a tiling reads its operand once
-    per tile (slices of it), so under tree costs its whole upstream cost would count once per tile
-    and no tiling could pay off; cut, the operand is computed once, as in the program."""
+    and of the computed operands of the operators in :data:`TILED`, in topological order: a tiling
+    reads its operand once per tile (slices of it), so under tree costs its whole upstream cost would
+    count once per tile and no tiling could pay off; cut, the operand is computed once, as in the
+    program."""
     from compile.ir.graph import Node, topological
     order = topological(list(outputs), nodes_only=False)
-    cut = {a.uid for v in order if isinstance(v, Node) and v.op in TILED for a in v.args if isinstance(a, Node)}
+    tiled = {a.uid for v in order if isinstance(v, Node) and v.op in TILED for a in v.args if isinstance(a, Node)}
     size: dict[int, int] = {}
+    big = []
     for v in order:
         n = 1 + (sum(size[a.uid] for a in v.args) if isinstance(v, Node) else 0)
-        if n > CUT or v.uid in cut:
-            cut.add(v.uid)
+        if n > CUT:
+            big.append(v.uid)
+        if n > CUT or v.uid in tiled:
             n = 1
         size[v.uid] = n
-    return cut
+    return big, [v.uid for v in order if v.uid in tiled]
 
 
 def _opaque_expr(move: bool, key: str, args: list):
