@@ -339,7 +339,6 @@ def instantiate(matches: list[Match], *, require: str, certify: str, budget: flo
     refusals go to ``out.refused``. ``defer``: no certification now; a call refused only for want of
     a certificate is offered as pending (its decision's ``pending`` set), and
     :func:`_extract_certified` certifies the pending calls extraction chooses."""
-    from compile import gate
     from compile.call import at_match
     from compile.patterns import mapping_patterns, variables
     from mappings.registry import get
@@ -352,18 +351,25 @@ def instantiate(matches: list[Match], *, require: str, certify: str, budget: flo
             continue
         key = call.subject.digest
         if key not in decisions:
-            d = gate.decide_call(call, require=require, certify="none" if defer else certify, budget=budget,
-                                 path=ledger_path)
-            if d.allowed and (d.certificate or {}).get("subject_digest") != key:
-                d = gate.CallDecision(call, False, reason=f"the gate offered a certificate about another subject "
-                                      f"({(d.certificate or {}).get('subject_digest')}); refused")
-            decisions[key] = d
+            d = decisions[key] = _gated(call, require=require, certify="none" if defer else certify, budget=budget,
+                                        ledger_path=ledger_path)
             if not d.allowed and not (defer and d.pending):
                 out.refused.append(d)
         d = decisions[key]
         if d.allowed or (defer and d.pending):
             plans.append(CallPlan(m, call, d))        # a match of a decided subject keeps its own call
     return plans
+
+
+def _gated(call, *, require: str, certify: str, budget: float, ledger_path):
+    """The gate's decision on ``call`` (:func:`compile.gate.decide_call`), refused when the
+    certificate it offers is about another subject than the call's."""
+    from compile import gate
+    d = gate.decide_call(call, require=require, certify=certify, budget=budget, path=ledger_path)
+    if d.allowed and (d.certificate or {}).get("subject_digest") != call.subject.digest:
+        d = gate.CallDecision(call, False, reason=f"the gate offered a certificate about another subject "
+                              f"({(d.certificate or {}).get('subject_digest')}); refused")
+    return d
 
 
 FORBIDDEN = 10 ** 8     # the extraction cost of a call whose deferred certification failed (never chosen)
@@ -376,7 +382,6 @@ def _extract_certified(s, calls: dict, *, require: str, certify: str, budget: fl
     (``out.refused``) and priced out of the e-graph with every call of its subject, and extraction
     runs again, until every chosen call is allowed. Calls never chosen are not certified
     (``out.deferred`` counts their subjects). Returns egglog's ``(choice, roots)``."""
-    from compile import gate
     while True:
         choice, roots = s.extract()
         chosen = {e.value for e in choice.values() if e.op == "call"}
@@ -385,10 +390,7 @@ def _extract_certified(s, calls: dict, *, require: str, certify: str, budget: fl
             break
         failed = set()
         for key, p in todo.items():
-            d = gate.decide_call(p.call, require=require, certify=certify, budget=budget, path=ledger_path)
-            if d.allowed and (d.certificate or {}).get("subject_digest") != key:
-                d = gate.CallDecision(p.call, False, reason=f"the gate offered a certificate about another subject "
-                                      f"({(d.certificate or {}).get('subject_digest')}); refused")
+            d = _gated(p.call, require=require, certify=certify, budget=budget, ledger_path=ledger_path)
             for q in calls.values():
                 if q.call.subject.digest == key:
                     q.decision = d
