@@ -116,6 +116,18 @@ def test_the_limit_is_what_the_bound_says():
     assert apply_rules(rw.rules, [below])[0] is None and apply_rules(rw.rules, [above])[0] is not None
 
 
+def test_im2col_is_bounded_so_no_matrix_product_of_a_convolution_is_tiled():
+    """conv2d_im2col runs with an appended bound (columns + weights + result <= IM2COL_LIMIT =
+    DENSE_LIMIT): a convolution beyond it becomes a matrix product only through its tiles."""
+    from compile.rewrites import registry
+    from compile.rewrites.rules import IM2COL_LIMIT
+    rw = registry()["conv2d_im2col"]
+    assert rw.checked and bound_check(rw) == [] and IM2COL_LIMIT == DENSE_LIMIT
+    small, big = _conv(C=16, O=16, H=34)[1], _conv(C=64, O=64, H=58)[1]     # 147,456+: below; 1.8M: above
+    assert apply_rules(rw.rules, [small])[0] is not None and apply_rules(rw.rules, [big])[0] is None
+    assert apply_rules(rw.checked, [big])[0] is not None                   # the certified rule applies
+
+
 @pytest.mark.slow
 def test_a_convolution_beyond_hlscnn_memory_is_offloaded_in_tiles(tmp_path):
     """A 3x3 convolution over a 64x58x58 input (431 KB of HLSCNN activations, more than its 192 KiB

@@ -79,10 +79,18 @@ def _conv_lhs_vars(certified: bool = True):
     return t, x, w, sx, sw, so, st, pd, dil, lhs, where
 
 
-def conv2d_im2col_rules(kernel_axes=(0, 1, 2, 3), certified: bool = True, name: str = "conv2d_im2col"):
+IM2COL_LIMIT = 1 << 19    # elements of an im2col product (columns + weights + result) the compiler forms at most
+
+
+def conv2d_im2col_rules(kernel_axes=(0, 1, 2, 3), certified: bool = True, name: str = "conv2d_im2col",
+                        limit: int | None = None):
     """conv2d(x, w) = transpose(reshape(dense(im2col(x), reshape(w, [O, C*KH*KW])), [1, OH, OW, O]),
     (0, 3, 1, 2)). ``kernel_axes`` / ``certified`` exist for the seeded wrong variants (a permuted
-    kernel; the dilation condition dropped: im2col without dilation)."""
+    kernel; the dilation condition dropped: im2col without dilation). ``limit`` (elements): the
+    size bound appended last, the product's columns (OH*OW x C*KH*KW), weights and result hold at
+    most ``limit`` elements together: a larger convolution is tiled as a convolution
+    (:mod:`compile.rewrites.tiling`) before its tiles become matrix products, so no im2col product
+    is tiled again as a dense layer (an e-graph of every level of both was too large for VGG-19)."""
     t, x, w, sx, sw, so, st, pd, dil, lhs, where = _conv_lhs_vars(certified)
     o, c, kh, kw, oh, ow = int_vars("o c kh kw oh ow")
     where += [eq(o).to(sw[0]), eq(c).to(sw[1]), eq(kh).to(sw[2]), eq(kw).to(sw[3]), eq(oh).to(so[2]),
@@ -93,6 +101,9 @@ def conv2d_im2col_rules(kernel_axes=(0, 1, 2, 3), certified: bool = True, name: 
     cols = Term.im2col(x, vec(kh, kw), st, pd, vec(1, 1))
     mat = Term.dense(cols, Term.reshape(wk, vec(o, c * kh * kw)))
     rhs = Term.transpose(Term.reshape(mat, vec(1, oh, ow, o)), vec(0, 3, 1, 2))
+    if limit is not None:
+        k = c * kh * kw
+        where.append(oh * ow * k + o * k + oh * ow * o <= limit)
     return (RuleSpec(name, "nchw", t, lhs, tuple(where), rhs),)
 
 
@@ -446,7 +457,8 @@ RULES = (
             dict(N=(1, 2), C=(1, 2), H=(2,), rank2=(0, 1, 2), b=("channel", "ones", "full"))),
     Rewrite("conv2d_im2col", "nn.conv2d(x, w) => transpose(reshape(nn.dense(nn.im2col(x), reshape(w, [O, C*KH*KW])), "
             "[1, OH, OW, O]), (0, 3, 1, 2))  (batch 1, groups 1, no dilation, equal strides; Glenside's im2col)",
-            conv2d_im2col_rules(), _conv_lhs, _rand_conv, CONV_SPACE),
+            conv2d_im2col_rules(limit=IM2COL_LIMIT), _conv_lhs, _rand_conv, CONV_SPACE,
+            checked=conv2d_im2col_rules(), size_guard="columns + weights + result <= IM2COL_LIMIT elements"),
     Rewrite("conv2d_explicit_pad", "nn.conv2d(x, w, padding p) => nn.conv2d(nn.pad(x, p), w, padding 0)  "
             "(batch 1, groups 1, no dilation, equal strides)",
             conv2d_explicit_pad_rules(), _conv_lhs, _rand_conv, CONV_SPACE),

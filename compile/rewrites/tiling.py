@@ -46,8 +46,8 @@ from compile.rewrites import rules as R
 from compile.rewrites.base import Rewrite
 
 TILE_LIMIT = 1 << 16     # elements (weights + input + result) above which a convolution is split again
-DENSE_LIMIT = 1 << 19    # ... a dense layer: 8x the convolutions', so that the im2col product of a convolution
-                         # tile (its input repeated KH*KW times) is not tiled again as a dense layer
+DENSE_LIMIT = R.IM2COL_LIMIT  # ... a dense layer: 8x the convolutions', the largest im2col product the compiler
+                         # forms (its input repeated KH*KW times), so no im2col product is tiled again as a dense layer
 MIN_PIECE = 8            # the smallest channel / K piece a split makes (HLSCNN's 8-channel blocks)
 
 
