@@ -5,7 +5,9 @@ subclass of the one interpreter of extracted programs (:class:`compile.interpret
 whose co-simulating subclass is :class:`compile.runtime.cosim.CoSimulator`): convolutions and dense
 layers with the float32 kernels of :mod:`compile.runtime.kernels` (float32 sums, as onnxruntime and
 PyTorch), every other operator with the IR reference semantics (:mod:`compile.ir.ops`).
-``kernels="reference"`` runs the reference semantics throughout (float64 accumulation rounded
+A host-only program runs as its plan (:mod:`compile.runtime.plan`: each step bound once to its
+kernel, convolution + activation and SiLU fused). ``kernels="reference"`` runs the reference
+semantics throughout (float64 accumulation rounded
 once): what rewrites, calls and proofs are certified against (:func:`compile.interpret.run_graph`).
 """
 from __future__ import annotations
@@ -29,8 +31,34 @@ class HostRuntime(Interpreter):
         self.owned = _owned(program)
 
     def run(self, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        """The program on ``feeds``: its plan (:func:`compile.runtime.plan.plan`) in one loop when
+        every step is an input, a constant or a host step, else the interpreter's loop."""
         with np.errstate(all="ignore"):         # once per run (IEEE results, no warnings)
-            return super().run(feeds)
+            if self.fused or any(s.kind not in ("input", "const", "host") for s in self.program.steps):
+                return super().run(feeds)
+            return self._run_plan(feeds)
+
+    def _run_plan(self, feeds):
+        from compile.runtime.plan import plan
+        want = {v.name for v in self.graph_inputs}
+        if set(feeds) != want:
+            return super().run(feeds)            # the interpreter names the missing or unknown inputs
+        if self.count:
+            Interpreter.passes += 1
+        self.feeds = feeds
+        steps = self.program.steps
+        vals: list = [None] * len(steps)
+        for p in plan(self.program, self.owned):
+            if p.kind == "host":
+                vals[p.index] = p.fn(*[vals[a] for a in p.args])
+            elif p.kind == "alias":
+                vals[p.index] = vals[p.args[0]]
+            elif p.kind == "const":
+                vals[p.index] = steps[p.index].value.value
+            else:
+                vals[p.index] = self.run_input(steps[p.index])
+        self.env = dict(enumerate(vals))
+        return [vals[o] for o in self.program.outputs]
 
     def run_host(self, step, args: list) -> np.ndarray:
         from compile.runtime.kernels import evaluate_in_place, evaluate_quiet

@@ -7,11 +7,14 @@ float64 accumulation rounded once (:mod:`compile.ir.ops`).
   operand combination is not one it handles (other dtypes, layouts): the caller then uses the
   reference semantics (:func:`compile.ir.ops.evaluate`).
 * ``nn.conv2d`` (NCHW/OIHW or NHWC/OHWI, any stride, dilation, groups, asymmetric padding), by
-  :func:`_plan`, a function of the shapes: a 1x1 stride-1 kernel is one float32 product
-  (:func:`_product`: MKL's through PyTorch above :data:`TORCH_PRODUCT_MACS`, else numpy's
-  OpenBLAS); a depthwise kernel on a small map a numpy multiply-add per kernel tap that reads
-  data (:func:`depthwise_numpy`); everything else ``torch.nn.functional.conv2d`` (oneDNN). Without
-  torch: :func:`conv2d_numpy` (float32 im2col and one BLAS product per image and group batch).
+  :func:`_plan`, a function of the shapes (:func:`conv2d_for` binds it once per shape): a 1x1
+  stride-1 kernel is one float32 product (:func:`_product`: MKL's through PyTorch above
+  :data:`TORCH_PRODUCT_MACS`, else numpy's OpenBLAS; w @ x[C, HW] on maps of at most
+  :data:`SMALL_MAP` positions); a depthwise kernel on a small map one product per channel against
+  the kernel's placement matrices (:func:`depthwise_toeplitz`, up to :data:`TOEPLITZ_LIMIT`
+  elements) or a numpy multiply-add per kernel tap that reads data (:func:`depthwise_numpy`);
+  everything else ``torch.nn.functional.conv2d`` (oneDNN). Without torch: :func:`conv2d_numpy`
+  (float32 im2col and one BLAS product per image and group batch).
 * ``nn.dense`` (x[..., K] @ w[N, K].T): one float32 product (:func:`_product`); ``nn.pad``
   (constant mode): one fill and one copy, equal to the reference bit for bit.
 
@@ -58,30 +61,48 @@ def conv2d(x, w, strides=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1
     float32 result [N, O, OH, OW]; None for other dtypes."""
     if not _f32(x, w):
         return None
+    return conv2d_for(x.shape, w.shape, strides, padding, dilation, groups, data_layout)(x, w)
+
+
+def conv2d_for(xs, ws, strides=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), groups=1, data_layout="NCHW"):
+    """The float32 convolution kernel ``f(x, w)`` for operands of shapes ``xs`` and ``ws`` with
+    these attributes (what :func:`conv2d` runs), its kernel choice (:func:`_plan`) made once:
+    the host runtime's plan binds it per step (:mod:`compile.runtime.plan`)."""
     if data_layout == "NHWC":
-        out = conv2d(x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2), strides, padding, dilation, groups)
-        return np.ascontiguousarray(out.transpose(0, 2, 3, 1))
+        inner = conv2d_for((xs[0], xs[3], xs[1], xs[2]), (ws[0], ws[3], ws[1], ws[2]), strides, padding, dilation,
+                           groups)
+
+        def nhwc(x, w):
+            out = inner(x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2))
+            return np.ascontiguousarray(out.transpose(0, 2, 3, 1))
+        return nhwc
     t, l, b, r = ops._pads(padding)
     strides, dilation, before, after = tuple(strides), tuple(dilation), (t, l), (b, r)
-    how = _plan(x.shape, w.shape, strides, before, after, dilation, groups)
+    how = _plan(tuple(xs), tuple(ws), strides, before, after, dilation, groups)
     if how == "depthwise":
-        return depthwise_numpy(x, w, strides, before, after, dilation)
+        return lambda x, w: depthwise_numpy(x, w, strides, before, after, dilation)
+    if how == "toeplitz":
+        return lambda x, w: depthwise_toeplitz(x, w, strides, before, after, dilation)
     if how == "numpy":
-        return conv2d_numpy(x, w, strides, before, after, dilation, groups)
+        return lambda x, w: conv2d_numpy(x, w, strides, before, after, dilation, groups)
     torch = _torch_module()
-    xt = torch.from_numpy(x if x.flags.writeable and (_channels_last(x) or x.flags.c_contiguous)
-                          else np.array(x, order="C"))
-    if NHWC:
-        xt = xt.contiguous(memory_format=torch.channels_last)
-    if before != after:
-        xt, pad = torch.nn.functional.pad(xt, (l, r, t, b)), (0, 0)
-    else:
-        pad = before
-    with torch.no_grad():
-        y = torch.nn.functional.conv2d(xt, _torch_weight(torch, w), None, strides, pad, dilation, groups)
-    return y.numpy()
+    fn = torch.nn.functional
+    pad = before if before == after else (0, 0)
+
+    def run(x, w):
+        xt = torch.from_numpy(x if x.flags.writeable and (_channels_last(x) or x.flags.c_contiguous)
+                              else np.array(x, order="C"))
+        if NHWC:
+            xt = xt.contiguous(memory_format=torch.channels_last)
+        if before != after:
+            xt = fn.pad(xt, (l, r, t, b))
+        with torch.no_grad():
+            y = fn.conv2d(xt, _torch_weight(torch, w), None, strides, pad, dilation, groups)
+        return y.numpy()
+    return run
 
 
+SMALL_MAP = 64                   # output positions up to which a 1x1 convolution is computed as w @ x
 TORCH_PRODUCT_MACS = 1 << 20     # smaller products: numpy (measured here: torch faster only above ~1M)
 _PLANS: dict[tuple, str] = {}
 TORCH_CALL_US = 50.0        # a PyTorch convolution's fixed cost on one thread (measured: 50-60 us)
@@ -105,7 +126,10 @@ def _plan(xs, ws, strides, before, after, dilation, groups) -> str:
         rows = [r1 - r0 for r0, r1, _ in (_tap_range(h, before[0], i, dilation[0], strides[0], oh) for i in range(kh))]
         cols = [c1 - c0 for c0, c1, _ in (_tap_range(wd, before[1], j, dilation[1], strides[1], ow) for j in range(kw))]
         cost = sum(3.0 + 0.004 * n * c * r * q for r in rows for q in cols if r and q)
-        how = "depthwise" if cost < TORCH_CALL_US or _torch_module() is None else "torch"
+        if n == 1 and oh * ow * h * wd * c <= TOEPLITZ_LIMIT and cost >= 2 * TOEPLITZ_US:
+            how = "toeplitz"
+        else:
+            how = "depthwise" if cost < TORCH_CALL_US or _torch_module() is None else "torch"
     elif _torch_module() is None or (kh == kw == 1 and strides == (1, 1) and not any(before + after)):
         how = "numpy"
     else:
@@ -143,6 +167,48 @@ def _torch_weight(torch, w):
     except TypeError:
         pass
     return t
+
+
+TOEPLITZ_LIMIT = 1 << 16   # elements of a depthwise convolution's per-channel matrices (256 KB: larger ones, read cold, lose to oneDNN)
+TOEPLITZ_US = 5.0          # about what one such product costs here (3-9 us measured at EfficientNet's 2x2 and 4x4 maps)
+_TOEPLITZ: dict[tuple, tuple] = {}    # (id of a read-only weight, shapes) -> (weak reference, matrices)
+
+
+def depthwise_toeplitz(x, w, strides, before, after, dilation):
+    """Depthwise convolution of one image x[1, C, H, W] by w[C, 1, KH, KW] on a small map as one
+    product per channel: out[p, c] = sum_j T[p, j, c] x[j, c] over the H*W input positions j, with
+    T[OH*OW, H*W, C] the kernel placed at each output position p (zeros where a tap reads padding;
+    :func:`_toeplitz`, built once per read-only weight). Result in NHWC memory (float32 sums in
+    einsum's order: equal to the reference up to float32 rounding)."""
+    n, c, h, wd = x.shape
+    t, oh, ow = _toeplitz(w, (h, wd), strides, before, after, dilation)
+    xl = x.transpose(0, 2, 3, 1).reshape(h * wd, c)
+    return np.einsum("pjc,jc->pc", t, xl).reshape(1, oh, ow, c).transpose(0, 3, 1, 2)
+
+
+def _toeplitz(w, size, strides, before, after, dilation):
+    """(T[OH*OW, H*W, C], OH, OW) of :func:`depthwise_toeplitz`, kept while a read-only ``w`` lives."""
+    key = (id(w), w.shape, size, strides, before, after, dilation)
+    hit = _TOEPLITZ.get(key)
+    if hit is not None and hit[0]() is w:
+        return hit[1]
+    c, _, kh, kw = w.shape
+    (h, wd), (sh, sw), (dh, dw) = size, strides, dilation
+    oh = (h + before[0] + after[0] - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + before[1] + after[1] - dw * (kw - 1) - 1) // sw + 1
+    y, xo, i, j = np.meshgrid(np.arange(oh), np.arange(ow), np.arange(kh), np.arange(kw), indexing="ij")
+    iy, ix = y * sh + i * dh - before[0], xo * sw + j * dw - before[1]
+    ok = (iy >= 0) & (iy < h) & (ix >= 0) & (ix < wd)
+    t = np.zeros((oh * ow, h * wd, c), _F32)
+    t[(y * ow + xo)[ok], (iy * wd + ix)[ok]] = w.reshape(c, kh, kw)[:, i[ok], j[ok]].T
+    hit = (t, oh, ow)
+    if not w.flags.writeable:
+        import weakref
+        try:
+            _TOEPLITZ[key] = (weakref.ref(w, lambda _, k=key, d=_TOEPLITZ: d.pop(k, None)), hit)
+        except TypeError:
+            pass
+    return hit
 
 
 def _tap_range(size: int, pad: int, k: int, dil: int, stride: int, out: int) -> tuple[int, int, int]:
@@ -198,6 +264,11 @@ def conv2d_numpy(x, w, strides, before, after, dilation, groups):
     out = ops._conv_out_sizes(x.shape, w.shape, strides, (0, 0), (0, 0), dilation)
     g, og = groups, o // groups
     kk, length = kernel[0] * kernel[1], out[0] * out[1]
+    if g == 1 and kk == 1 and strides == (1, 1) and n == 1 and length <= SMALL_MAP:
+        # a few positions: w @ x[C, HW], the weights read row by row as one matrix-vector-like product
+        # (the transposed product packs the whole weight matrix for a handful of rows: 2-3x slower here)
+        return _product(x.reshape(c, length) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(c, length),
+                        w, (o, c)).reshape((n, o) + out)
     if g == 1 and kk == 1 and strides == (1, 1) and (_channels_last(x) or (NHWC and n == 1)):
         # one product with an NHWC result: x in NHWC memory, or one NCHW image read transposed
         xl = x.transpose(0, 2, 3, 1).reshape(n * length, c) if _channels_last(x) else x.reshape(c, length).T
@@ -273,8 +344,9 @@ def evaluate_quiet(op: str, args: list, attrs: dict) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- in place
 def _clip_inplace(x, a_min, a_max):
-    np.maximum(x, a_min, out=x)
-    return np.minimum(x, a_max, out=x)
+    # numpy's clip, one pass (the reference's maximum then minimum are two): the same values, except
+    # that a zero result may be +0.0 where the reference gives -0.0
+    return np.clip(x, a_min, a_max, out=x)
 
 
 def _sigmoid_inplace(x):
@@ -314,7 +386,8 @@ def _bias_add_inplace(x, b, axis):
 
 # Elementwise operators that may write their result into their first operand when that operand is
 # a float32 array nobody else reads: the reference's numpy operations, in its order, so the result
-# is equal bit for bit (None: these operands are not handled, compute a new array).
+# is equal bit for bit (clip: numpy's one-pass clip, equal in value; None: these operands are not
+# handled, compute a new array).
 IN_PLACE = {
     "nn.relu": lambda x: np.maximum(x, 0, out=x),
     "clip": _clip_inplace,
