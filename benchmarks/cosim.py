@@ -119,6 +119,7 @@ def _main(args) -> int:
     for k, r in enumerate(runs):
         lines.append(f"| {k} | {100 * r['error']:.3f} | {r['seconds']:.2f} | {r['host_seconds']:.4f} | "
                      f"{r['seconds'] / max(r['host_seconds'], 1e-9):.0f}x |")
+    lines += _left_on_host(res)
     lines += ["", "Per-invocation report of input 0 (error against the float32 host result of the same "
               "IR term on the same operands; flushed: host non-zero, accelerator 0; saturated: at the "
               "largest magnitude produced while the host value is larger):", "", "```", first.report(), "```", ""]
@@ -128,6 +129,24 @@ def _main(args) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     return 0
+
+
+def _left_on_host(res, top: int = 12) -> list[str]:
+    """Report lines: the convolutions and dense layers the extracted program runs on the host (by
+    shape), and the gate's refusals counted by mapping and reason (matches in the e-graph: tiles at
+    every level, so counts of matches, not of operators)."""
+    import collections
+    ops = collections.Counter()
+    for s in res.program.steps:
+        if s.kind == "host" and s.value.op in ("nn.conv2d", "nn.dense"):
+            ops[f"{s.value.op} {'x'.join(map(str, s.value.args[0].shape))} * "
+                f"{'x'.join(map(str, s.value.args[1].shape))}"] += 1
+    why = collections.Counter((d.mapping, d.reason.split(":")[0][:90]) for d in res.refused)
+    out = ["", f"Convolutions and dense layers left on the host: {sum(ops.values())}"
+           + ("" if not ops else " (" + "; ".join(f"{k}: {n}" for k, n in ops.most_common(top)) + ")"), "",
+           "Refused matches by mapping and reason (most frequent first):", ""]
+    out += [f"- {m}: {r} ({n})" for (m, r), n in why.most_common(top)] or ["- none"]
+    return out
 
 
 if __name__ == "__main__":

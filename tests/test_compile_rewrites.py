@@ -78,7 +78,7 @@ def test_random_parameters_do_not_assume_the_guard():
 NON_DEFAULT = {
     "strides": [(2, 2), (1, 2)], "padding": [(1, 1, 1, 1), (0, 1, 0, 0)], "dilation": [(2, 2), (1, 2)],
     "groups": [2], "data_layout": ["NHWC"], "kernel_layout": ["OHWI", "HWIO"], "pool_size": [(3, 1), (2, 2)],
-    "ceil_mode": [True], "axes": [(1, 0, 2)], "newshape": [(-1,)],
+    "ceil_mode": [True], "axes": [(1, 0, 2)], "newshape": [(-1,)], "begin": [(0,), (1,)], "end": [(2,), (100,)],
 }
 
 

@@ -54,6 +54,10 @@ BROKEN = (
             tiling._rand_conv_tile, dict(C=(1,), O=(1,), KH=(1, 2), KW=(1,), S=(1,), P=(0,), H=(5,), W=(2,)),
             checked=tiling.conv2d_tile_rows_rules(None, shift=1, name="conv2d_tile_rows_shifted"),
             size_guard="operands + result > TILE_LIMIT elements"),
+    Rewrite("slice_compose_shifted", "slice_compose whose composed slice starts one row late (a nested tile "
+            "reading the rows of its neighbour)",
+            tiling.slice_compose_rules(shift=1, name="slice_compose_shifted"), tiling._slice_lhs, tiling._rand_slice,
+            [dict(S=(6, 2), A=0, b1=1, e1=4, b2=0, e2=2), dict(S=(2, 5), A=1, b1=0, e1=5, b2=2, e2=3)]),
     # the rules the compiler runs differ from the checked ones by more than the size bound: only the
     # bound check sees it (the exact and property checks run the checked rules, which are right)
     Rewrite("conv2d_tile_out_unchecked_cut", "conv2d_tile_out whose compiled rules split at O/2 + 1 while the "

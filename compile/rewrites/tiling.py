@@ -163,6 +163,57 @@ def dense_tile_k_rules(limit: int | None = DENSE_LIMIT):
 
 
 # ----------------------------------------------------------------------------- certification instances
+def slice_compose_rules(shift: int = 0, name: str = "slice_compose"):
+    """A slice of a slice along the same axis (stride 1) as one slice of the operand: rows
+    ``[b2, e2)`` of rows ``[b1, e1)`` of x are rows ``[b1 + b2, b1 + e2)`` of x (both slices inside
+    their operand: e1 <= x's extent, e2 <= e1 - b1). Nested tiles of a tiled operator read their
+    input through one slice each (without it a tile k levels deep reads through k slices, and
+    extraction found VGG-19's 224-row tiles dearer than the host operator). ``shift`` / ``name``:
+    the seeded variant whose composed slice starts ``shift`` rows late."""
+    t, x = term_vars("t x")
+    sx, bg1, en1, bg2, en2, ax = vec_vars("sx bg1 en1 bg2 en2 ax")
+    b1, e1, b2, e2, a = int_vars("b1 e1 b2 e2 a")
+    lhs = Term.strided_slice(Term.strided_slice(x, bg1, en1, vec(1), ax), bg2, en2, vec(1), ax)
+    where = (eq(ax.length()).to(1), eq(a).to(ax[0]), eq(bg1.length()).to(1), eq(b1).to(bg1[0]),
+             eq(en1.length()).to(1), eq(e1).to(en1[0]), eq(bg2.length()).to(1), eq(b2).to(bg2[0]),
+             eq(en2.length()).to(1), eq(e2).to(en2[0]), eq(sx).to(shape(x)), a >= 0, a < sx.length(), b1 >= 0,
+             b2 >= 0, e1 <= sx[a], b1 < e1, b2 < e2, e2 <= e1 - b1)
+    rhs = Term.strided_slice(x, vec(b1 + b2 + shift), vec(b1 + e2 + shift), vec(1), ax)
+    return (RuleSpec(name, "axis", t, lhs, where, rhs),)
+
+
+def _slice_lhs(p):
+    x = var("x", tuple(p["S"]))
+    inner = call("strided_slice", x, begin=(p["b1"],), end=(p["e1"],), strides=(1,), axes=(p["A"],))
+    return [x], call("strided_slice", inner, begin=(p["b2"],), end=(p["e2"],), strides=(1,),
+                     axes=(p.get("A2", p["A"]),))
+
+
+def _rand_slice(rng):
+    """Nested slices, not assuming the guard: ends beyond the operand (clamped), and now and then
+    the outer slice on another axis."""
+    S = tuple(int(v) for v in rng.integers(1, 9, size=int(rng.integers(1, 5))))
+    A = int(rng.integers(0, len(S)))
+    b1 = int(rng.integers(0, S[A]))
+    e1 = int(rng.integers(b1 + 1, S[A] + 3))
+    A2 = int(rng.integers(0, len(S))) if rng.random() < 0.25 else A
+    n2 = (min(e1, S[A]) - b1) if A2 == A else S[A2]
+    b2 = int(rng.integers(0, n2))
+    e2 = int(rng.integers(b2 + 1, n2 + 3))
+    return dict(S=S, A=A, b1=b1, e1=e1, A2=A2, b2=b2, e2=e2)
+
+
+def _slice_space():
+    """Every (b1, e1, b2, e2) inside a 5-element axis, on the axis of a rank-2 operand and the
+    last axis of a rank-3 one."""
+    out = []
+    for S, A in (((5, 2), 0), ((2, 1, 5), 2)):
+        n = S[A]
+        out += [dict(S=S, A=A, b1=b1, e1=e1, b2=b2, e2=e2) for b1 in range(n) for e1 in range(b1 + 1, n + 1)
+                for b2 in range(e1 - b1) for e2 in range(b2 + 1, e1 - b1 + 1)]
+    return out
+
+
 def _rand_conv_tile(rng):
     """A convolution (any stride, padding, dilation, groups, batch: the guard filters) with channel
     counts around the split minimum."""
@@ -211,6 +262,9 @@ TILING = (
             dict(C=(1,), O=(1, 2), KH=(1, 2, 3), KW=(2,), S=(1, 2), P=(0, 1), H=(5, 6), W=(2,), D=(1,), G=(1,),
                  N=(1,)),
             checked=conv2d_tile_rows_rules(None), size_guard=BOUND),
+    Rewrite("slice_compose", "strided_slice(strided_slice(x, [b1], [e1], axis a), [b2], [e2], axis a) => "
+            "strided_slice(x, [b1 + b2], [b1 + e2], axis a)  (stride 1, both slices inside their operand)",
+            slice_compose_rules(), _slice_lhs, _rand_slice, _slice_space()),
     Rewrite("dense_tile_rows", "nn.dense(x[N, K], w) => concatenate([nn.dense(x[:h], w), nn.dense(x[h:], w)], "
             "axis 0), h = ceil(N/2)  (size-bounded)",
             dense_tile_rows_rules(), _dense_tile_lhs, _rand_dense_tile,
@@ -230,4 +284,4 @@ TILING = (
 )
 
 __all__ = ["TILING", "TILE_LIMIT", "DENSE_LIMIT", "MIN_PIECE", "conv2d_tile_out_rules", "conv2d_tile_in_rules",
-           "conv2d_tile_rows_rules", "dense_tile_rows_rules", "dense_tile_cols_rules", "dense_tile_k_rules"]
+           "conv2d_tile_rows_rules", "slice_compose_rules", "dense_tile_rows_rules", "dense_tile_cols_rules", "dense_tile_k_rules"]
