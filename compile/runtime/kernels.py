@@ -267,8 +267,13 @@ def conv2d_numpy(x, w, strides, before, after, dilation, groups):
     if g == 1 and kk == 1 and strides == (1, 1) and n == 1 and length <= SMALL_MAP:
         # a few positions: w @ x[C, HW], the weights read row by row as one matrix-vector-like product
         # (the transposed product packs the whole weight matrix for a handful of rows: 2-3x slower here)
-        return _product(x.reshape(c, length) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(c, length),
-                        w, (o, c)).reshape((n, o) + out)
+        y = _product(x.reshape(c, length) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(c, length),
+                     w, (o, c))
+        if not NHWC:
+            return y.reshape((n, o) + out)
+        # the result in NHWC memory, as every other convolution's (a depthwise convolution reading
+        # an NCHW array converts it first: ~30 us at 8x8 maps, the copy here ~2 us)
+        return np.ascontiguousarray(y.T).reshape((n,) + out + (o,)).transpose(0, 3, 1, 2)
     if g == 1 and kk == 1 and strides == (1, 1) and (_channels_last(x) or (NHWC and n == 1)):
         # one product with an NHWC result: x in NHWC memory, or one NCHW image read transposed
         xl = x.transpose(0, 2, 3, 1).reshape(n * length, c) if _channels_last(x) else x.reshape(c, length).T
