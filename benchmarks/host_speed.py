@@ -48,26 +48,41 @@ def _proto(name: str):
 
 
 def profile(graph, feeds, repeats: int = 2) -> dict[str, float]:
-    """Seconds per inference spent in each operator kind (conv2d split by depthwise / grouped / dense)."""
-    from compile.ir.graph import Const, Node, Var
-    from compile.runtime.kernels import evaluate
+    """Seconds per inference spent in each operator kind (conv2d split by depthwise / grouped /
+    dense), timing the host runtime's planned steps (:mod:`compile.runtime.plan`) in a run of the
+    graph: a fused pair counts under its first operator, named with the second (``nn.conv2d+clip``)."""
+    from compile.runtime import HostRuntime, _program
+    from compile.runtime.plan import Planned, plan
+    program = _program(graph)
+    hr = HostRuntime(program, graph.inputs, count=False)
+    hr.run(feeds)
+    steps, planned = program.steps, plan(program, hr.owned)
+    fused = {p.args[0]: steps[p.index].value.op for p in planned if p.kind == "alias"}
     per = collections.Counter()
-    for _ in range(repeats):
-        env = {}
-        for v in graph.values():
-            if isinstance(v, Var):
-                env[v.uid] = feeds[v.name]
-            elif isinstance(v, Const):
-                env[v.uid] = v.value
-            elif isinstance(v, Node):
-                args = [env[a.uid] for a in v.args]
-                t0 = time.process_time()
-                env[v.uid] = evaluate(v.op, args, v.attrs)
-                key = v.op
-                if v.op == "nn.conv2d":
-                    g = v.attrs["groups"]
-                    key += " (depthwise)" if g > 1 and g == v.args[0].shape[1] else (" (grouped)" if g > 1 else "")
-                per[key] += time.process_time() - t0
+
+    def timed(p):
+        v = steps[p.index].value
+        key = v.op
+        if v.op == "nn.conv2d":
+            g = v.attrs["groups"]
+            key += " (depthwise)" if g > 1 and g == v.args[0].shape[1] else (" (grouped)" if g > 1 else "")
+        if p.index in fused:
+            key += "+" + fused[p.index]
+
+        def run(*a, fn=p.fn):
+            t0 = time.process_time()
+            y = fn(*a)
+            per[key] += time.process_time() - t0
+            return y
+        return run
+    kept = program._plan
+    program._plan = (kept[0], [Planned(p.index, p.kind, timed(p), p.args) if p.kind == "host" else p
+                               for p in planned])
+    try:
+        for _ in range(repeats):
+            hr.run(feeds)
+    finally:
+        program._plan = kept
     return {k: t / repeats for k, t in per.most_common()}
 
 
