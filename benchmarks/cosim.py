@@ -131,6 +131,13 @@ def _main(args) -> int:
     return 0
 
 
+def _why(reason: str) -> str:
+    """The gate's reason without the shape: the violated side condition's name, or its first clause."""
+    if "violates " in reason:
+        return reason.split("violates ", 1)[1].split(":")[0]
+    return reason.split(":")[0][:90]
+
+
 def _left_on_host(res, top: int = 12) -> list[str]:
     """Report lines: the convolutions and dense layers the extracted program runs on the host (by
     shape), and the gate's refusals counted by mapping and reason (matches in the e-graph: tiles at
@@ -141,7 +148,7 @@ def _left_on_host(res, top: int = 12) -> list[str]:
         if s.kind == "host" and s.value.op in ("nn.conv2d", "nn.dense"):
             ops[f"{s.value.op} {'x'.join(map(str, s.value.args[0].shape))} * "
                 f"{'x'.join(map(str, s.value.args[1].shape))}"] += 1
-    why = collections.Counter((d.mapping, d.reason.split(":")[0][:90]) for d in res.refused)
+    why = collections.Counter((d.mapping, _why(d.reason)) for d in res.refused)
     out = ["", f"Convolutions and dense layers left on the host: {sum(ops.values())}"
            + ("" if not ops else " (" + "; ".join(f"{k}: {n}" for k, n in ops.most_common(top)) + ")"), "",
            "Refused matches by mapping and reason (most frequent first):", ""]
