@@ -386,8 +386,10 @@ def _main(args) -> int:
               "*Shipped*: the original constant-fill model against the wheel's expected output (input-independent, "
               "so it shows little). *Output depends on input*: the randomised model's output changes when the "
               "input is zeroed. Offloads: `compile_graph(graph, ('flexasr', 'hlscnn', 'vta'), "
-              "matching='flexible', certify='none')` with the committed ledger (no certificate obtained on demand; "
-              "most zoo shapes have none, so offloads wait for tiling and certification).", "",
+              "matching='flexible', certify='none')` with the committed ledger (no certificate obtained on demand: "
+              "a model is offloaded where earlier runs certified its calls, e.g. the tiles of resnet50 and vgg19 "
+              "certified by `python -m benchmarks.cosim --model light_<model>`; the others' tile shapes have no "
+              "certificate yet).", "",
               "| Model | IR ops | Tensors compared | Max rel. diff, end to end (worst tensor) | Max rel. diff per "
               "operator (worst tensor) | Output depends on input | Shipped output, original model | Offloads "
               "(flexasr / hlscnn / vta) | Host compute ops left | Gate refusals | Compile (s) |",
