@@ -78,14 +78,9 @@ def _owned(program) -> frozenset:
     hit = getattr(program, "_owned", None)
     if hit is not None and hit[0] == (len(program.steps), FRESH):
         return hit[1]
-    readers: dict[int, int] = {}
-    for s in program.steps:
-        for a in s.args:
-            readers[a] = readers.get(a, 0) + 1
-    for o in program.outputs:
-        readers[o] = readers.get(o, 0) + 2
+    users = program.users()                 # an output's users include -1 (the caller)
     steps = program.steps
-    owned = frozenset(s.index for s in steps if s.kind == "host" and s.args and readers.get(s.args[0]) == 1
+    owned = frozenset(s.index for s in steps if s.kind == "host" and s.args and users[s.args[0]] == [s.index]
                       and steps[s.args[0]].kind == "host" and steps[s.args[0]].value.op in FRESH)
     program._owned = ((len(steps), FRESH), owned)
     return owned

@@ -75,12 +75,7 @@ def plan(program, owned: frozenset) -> list[Planned]:
     if hit is not None and hit[0] == (len(program.steps), owned):
         return hit[1]
     steps = program.steps
-    readers: dict[int, int] = {}
-    for s in steps:
-        for a in s.args:
-            readers[a] = readers.get(a, 0) + 1
-    for o in program.outputs:                # a program output is read by the caller
-        readers[o] = readers.get(o, 0) + 1
+    readers = {i: len(u) for i, u in program.users().items()}    # a program output counts as a reader
     out = []
     fused: dict[int, int] = {}               # activation step -> the convolution step computing it
     for s in steps:
