@@ -120,9 +120,15 @@ def measure(name: str, runs: int, warmup: int = 3):
                       rng.standard_normal(v.shape)).astype(v.dtype) for v in g.inputs}
     onames = [i.name for i in sess.get_inputs()]
     ofeeds = {n: feeds[v.name] for n, v in zip(onames, g.inputs)}
-    host, ort_t, host_cpu, ort_cpu, ref_cpu = [], [], [], [], []
+    host, ort_t, host_cpu, ort_cpu, ref_cpu, torch_cpu = [], [], [], [], [], []
     with host_threads(MEASURE_THREADS):
+        frozen = _frozen_torch(name, feeds, g)
         for k in range(warmup + runs):
+            if frozen is not None:
+                c0 = time.process_time()
+                frozen()
+                if k >= warmup:
+                    torch_cpu.append(time.process_time() - c0)
             t0, c0 = time.perf_counter(), time.process_time()
             ours = run(g, feeds)
             t1, c1 = time.perf_counter(), time.process_time()
@@ -141,7 +147,34 @@ def measure(name: str, runs: int, warmup: int = 3):
             "ort_med": statistics.median(ort_t), "ort_min": min(ort_t),
             "host_cpu": statistics.median(host_cpu), "ort_cpu": statistics.median(ort_cpu),
             "rel": max(_rel(a, b) for a, b in zip(ours, ref)), "ref_cpu": statistics.median(ref_cpu),
-            "rel_ref": max(_rel(a, b) for a, b in zip(ours, exact)), "profile": prof}
+            "rel_ref": max(_rel(a, b) for a, b in zip(ours, exact)), "profile": prof,
+            "torch_cpu": statistics.median(torch_cpu) if torch_cpu else None}
+
+
+def _torch_cell(r) -> str:
+    t = r.get("torch_cpu")
+    return "–" if t is None else f"{t * 1e3:.2f} ({t / r['ort_cpu']:.1f})"
+
+
+def _frozen_torch(name: str, feeds: dict, g):
+    """For an application (a PyTorch model in benchmarks.models): a function running the model as
+    frozen TorchScript optimised for inference (``torch.jit.freeze`` + ``optimize_for_inference``:
+    oneDNN layouts, convolution + activation fusion) on the same input -- what the best-kept CPU
+    path of PyTorch achieves, beside onnxruntime; None for the zoo's ONNX-only models."""
+    from benchmarks.models import NAMES
+    if name not in NAMES:
+        return None
+    import torch
+    from benchmarks.models import get
+    m, _ = get(name)
+    x = tuple(torch.from_numpy(feeds[v.name]) for v in g.inputs)
+    with torch.no_grad():
+        fn = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(m.eval(), x)))
+
+    def run():
+        with torch.no_grad():
+            return fn(*x)
+    return run
 
 
 def main(argv=None) -> int:
@@ -195,20 +228,20 @@ def _main(args) -> int:
          "issue's target).", "",
          "| Model | Kind | IR ops | Host CPU ms (median) | onnxruntime CPU ms (median) | Ratio | Host wall ms (median / min) | "
          "onnxruntime wall ms (median / min) | Max rel. diff vs onnxruntime | Reference semantics CPU ms (ratio) | "
-         "Max rel. diff vs reference | Host CPU ms by operator (top 4) |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "Max rel. diff vs reference | PyTorch frozen TorchScript CPU ms (ratio) | Host CPU ms by operator (top 4) |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         top = "; ".join(f"{k} {v * 1e3:.1f}" for k, v in list(r["profile"].items())[:4])
         L.append(f"| {r['name']} | {r['kind']} | {r['ops']} | {r['host_cpu'] * 1e3:.2f} | {r['ort_cpu'] * 1e3:.2f} | "
                  f"**{r['host_cpu'] / r['ort_cpu']:.1f}** | {r['host_med'] * 1e3:.2f} / {r['host_min'] * 1e3:.2f} | "
                  f"{r['ort_med'] * 1e3:.2f} / {r['ort_min'] * 1e3:.2f} | {r['rel']:.1e} | {r['ref_cpu'] * 1e3:.2f} "
-                 f"({r['ref_cpu'] / r['ort_cpu']:.1f}) | {r['rel_ref']:.1e} | {top} |")
+                 f"({r['ref_cpu'] / r['ort_cpu']:.1f}) | {r['rel_ref']:.1e} | {_torch_cell(r)} | {top} |")
     L += ["", "How the host runtime computes (`compile.runtime.HostRuntime`, `compile/runtime/kernels.py`): "
           "convolutions and dense layers with float32 kernels -- 3x3 and strided convolutions by PyTorch's "
           "`conv2d` (oneDNN), 1x1 stride-1 convolutions and dense layers as one float32 BLAS product (w @ x on "
-          "maps of at most 64 positions), depthwise convolutions on small maps as one product per channel against "
-          "the kernel's placement matrices (2x2 and 4x4 maps) or a numpy multiply-add per kernel tap that reads "
-          "data (the choice a function of the shapes, so results do not depend on timing); every other operator "
+          "maps of at most 64 positions), depthwise convolutions below about 1 M multiply-adds by a loop nest "
+          "compiled with Numba (`compile/runtime/jit.py`; larger ones by oneDNN) (the choice a function of the "
+          "shapes, so results do not depend on timing); every other operator "
           "with the IR reference semantics (compile/ir/ops.py), an elementwise operator writing into its operand "
           "when nothing else reads it; each step bound once to its kernel (`compile/runtime/plan.py`), a "
           "convolution and its clip/relu, and SiLU's sigmoid and multiply, run as one step. *Reference semantics*: `run(..., kernels=\"reference\")`, compile/ir/ops.py throughout: "
@@ -216,7 +249,10 @@ def _main(args) -> int:
           "against). onnxruntime runs float32 kernels (MLAS) on a graph it has fused. Where the ratio stays above "
           "the target: a PyTorch convolution call costs about 40-60 us on one thread whatever its size "
           "(onnxruntime's about 25 us on ResNet-20's layers), and each of the graph's operators is a Python "
-          "dispatch.", "",
+          "dispatch. *PyTorch frozen TorchScript* (applications only: they are PyTorch models): the same model "
+          "traced, frozen and optimised for inference by PyTorch (`torch.jit.optimize_for_inference`: oneDNN "
+          "layouts, fused convolutions), timed in the same alternation -- the fastest library path this machine "
+          "has for the convolutions the host runtime hands to oneDNN, and its ratio to onnxruntime.", "",
           "One-thread BLAS products on this machine, convolution-like shapes (m x k times k x n), CPU time:", "",
           "| m x k x n | float32 GFLOP/s | float64 GFLOP/s |", "|---|---|---|"]
     L += [f"| {m} x {k} x {n} | {a:.0f} | {b:.0f} |" for (m, k, n), (a, b) in blas_rates().items()]

@@ -34,6 +34,7 @@ def path(request, monkeypatch):
     if request.param:
         pytest.importorskip("torch")
     monkeypatch.setattr(kernels, "USE_TORCH", request.param)
+    monkeypatch.setattr(kernels, "USE_JIT", request.param)      # the numpy path: numpy kernels only
     return request.param
 
 

@@ -64,7 +64,8 @@ def test_a_fusion_never_hides_a_value_another_step_reads():
 
 @pytest.mark.parametrize("c, h, k, s, d, p", [
     (480, 2, 5, 1, 1, 2), (240, 4, 3, 2, 1, 1), (16, 5, 3, 1, 2, 2), (32, 4, 3, 1, 1, 0), (24, 3, 5, 2, 1, (2, 1, 0, 2))])
-def test_small_map_depthwise_products_equal_the_reference(c, h, k, s, d, p):
+def test_small_map_depthwise_products_equal_the_reference(c, h, k, s, d, p, monkeypatch):
+    monkeypatch.setattr(kernels, "USE_JIT", False)          # the choice without Numba
     rng = np.random.default_rng(c + h)
     x = rng.standard_normal((1, c, h, h)).astype(np.float32)
     w = rng.standard_normal((c, 1, k, k)).astype(np.float32)

@@ -10,9 +10,11 @@ float64 accumulation rounded once (:mod:`compile.ir.ops`).
   :func:`_plan`, a function of the shapes (:func:`conv2d_for` binds it once per shape): a 1x1
   stride-1 kernel is one float32 product (:func:`_product`: MKL's through PyTorch above
   :data:`TORCH_PRODUCT_MACS`, else numpy's OpenBLAS; w @ x[C, HW] on maps of at most
-  :data:`SMALL_MAP` positions); a depthwise kernel on a small map one product per channel against
-  the kernel's placement matrices (:func:`depthwise_toeplitz`, up to :data:`TOEPLITZ_LIMIT`
-  elements) or a numpy multiply-add per kernel tap that reads data (:func:`depthwise_numpy`);
+  :data:`SMALL_MAP` positions); a depthwise kernel below about 1 M multiply-adds by a loop nest
+  compiled with Numba (:mod:`compile.runtime.jit`; 2-30 us where a PyTorch call costs 35-60 us),
+  without Numba on a small map one product per channel against the kernel's placement matrices
+  (:func:`depthwise_toeplitz`, up to :data:`TOEPLITZ_LIMIT` elements) or a numpy multiply-add per
+  kernel tap that reads data (:func:`depthwise_numpy`);
   everything else ``torch.nn.functional.conv2d`` (oneDNN). Without torch: :func:`conv2d_numpy`
   (float32 im2col and one BLAS product per image and group batch).
 * ``nn.dense`` (x[..., K] @ w[N, K].T): one float32 product (:func:`_product`); ``nn.pad``
@@ -33,11 +35,13 @@ from __future__ import annotations
 import numpy as np
 
 from compile.ir import ops
+from compile.runtime import jit
 
 _F32 = np.dtype(np.float32)
 _torch = []                 # [module or None] once looked up
 NHWC = True                 # convolution results in NHWC memory order (oneDNN's fast layout)
 USE_TORCH = True            # False: the numpy kernels even when torch is importable (tests compare both)
+USE_JIT = True              # False: never the Numba-compiled kernels (compile.runtime.jit)
 
 
 def _torch_module():
@@ -83,6 +87,8 @@ def conv2d_for(xs, ws, strides=(1, 1), padding=(0, 0, 0, 0), dilation=(1, 1), gr
         return lambda x, w: depthwise_numpy(x, w, strides, before, after, dilation)
     if how == "toeplitz":
         return lambda x, w: depthwise_toeplitz(x, w, strides, before, after, dilation)
+    if how == "jit":
+        return lambda x, w: jit.depthwise(x, w, strides, before, after, dilation)
     if how == "numpy":
         return lambda x, w: conv2d_numpy(x, w, strides, before, after, dilation, groups)
     torch = _torch_module()
@@ -106,15 +112,19 @@ SMALL_MAP = 64                   # output positions up to which a 1x1 convolutio
 TORCH_PRODUCT_MACS = 1 << 20     # smaller products: numpy (measured here: torch faster only above ~1M)
 _PLANS: dict[tuple, str] = {}
 TORCH_CALL_US = 50.0        # a PyTorch convolution's fixed cost on one thread (measured: 50-60 us)
+JIT_BELOW_US = 80.0         # a depthwise convolution estimated below this runs compiled (jit.depthwise): within a
+                            # network's run a PyTorch call costs 2-3x its isolated time (cold caches), the loop less
 
 
 def _plan(xs, ws, strides, before, after, dilation, groups) -> str:
     """Which kernel computes this convolution: "numpy" (1x1 stride-1 kernels are one BLAS product;
-    everything when torch is not importable), "depthwise" (:func:`depthwise_numpy`, when its
-    estimated cost -- 3 us per kernel tap that reads data plus 4 ns per multiply-add -- is below a
-    PyTorch call's), else "torch". A pure function of the shapes and attributes (so a result does
-    not depend on timing), cached per key."""
-    key = (xs, ws, strides, before, after, dilation, groups, _torch_module() is not None)
+    everything when torch is not importable); for a depthwise convolution "jit"
+    (:func:`compile.runtime.jit.depthwise`, when Numba imports and its estimated time is below
+    :data:`JIT_BELOW_US`), else "toeplitz" (:func:`depthwise_toeplitz`, small maps), "depthwise"
+    (:func:`depthwise_numpy`, when its estimated cost -- 3 us per kernel tap that reads data plus
+    4 ns per multiply-add -- is below a PyTorch call's); else "torch". A pure function of the
+    shapes and attributes (so a result does not depend on timing), cached per key."""
+    key = (xs, ws, strides, before, after, dilation, groups, _torch_module() is not None, USE_JIT)
     hit = _PLANS.get(key)
     if hit is not None:
         return hit
@@ -126,7 +136,9 @@ def _plan(xs, ws, strides, before, after, dilation, groups) -> str:
         rows = [r1 - r0 for r0, r1, _ in (_tap_range(h, before[0], i, dilation[0], strides[0], oh) for i in range(kh))]
         cols = [c1 - c0 for c0, c1, _ in (_tap_range(wd, before[1], j, dilation[1], strides[1], ow) for j in range(kw))]
         cost = sum(3.0 + 0.004 * n * c * r * q for r in rows for q in cols if r and q)
-        if n == 1 and oh * ow * h * wd * c <= TOEPLITZ_LIMIT and cost >= 2 * TOEPLITZ_US:
+        if USE_JIT and jit.available() and jit.depthwise_us(n, c, sum(r * q for r in rows for q in cols)) < JIT_BELOW_US:
+            how = "jit"
+        elif n == 1 and oh * ow * h * wd * c <= TOEPLITZ_LIMIT and cost >= 2 * TOEPLITZ_US:
             how = "toeplitz"
         else:
             how = "depthwise" if cost < TORCH_CALL_US or _torch_module() is None else "torch"
