@@ -68,6 +68,7 @@ def ort_session(model, optimise: bool = True):
 
 
 # ----------------------------------------------------------------------------- the six applications
+TIMED_RUNS = 3          # alternating host / onnxruntime runs per input; the medians are compared
 def application(name: str, inputs: int):
     import onnx
     import torch
@@ -90,20 +91,22 @@ def application(name: str, inputs: int):
     names = [i.name for i in sess.get_inputs()]
     rng = np.random.default_rng(0)
     worst = {"ort": 0.0, "torch": 0.0, "file": 0.0}
-    t_host = t_ort = 0.0
+    t_host, t_ort = [], []
     warm = _feeds(g, np.random.default_rng(1))                # one untimed run each: caches and first calls
     with host_threads(MEASURE_THREADS):
         run(g, warm)
     sess.run(None, {n: warm[v.name] for n, v in zip(names, g.inputs)})
     for _ in range(inputs):
         feeds = _feeds(g, rng)
+        ofeeds = {n: feeds[v.name] for n, v in zip(names, g.inputs)}
         with host_threads(MEASURE_THREADS):
-            t0 = time.process_time()
-            got = run(g, feeds)[0]
-            t_host += time.process_time() - t0
-        t0 = time.process_time()
-        ref = sess.run(None, {n: feeds[v.name] for n, v in zip(names, g.inputs)})[0]
-        t_ort += time.process_time() - t0
+            for _ in range(TIMED_RUNS):                       # alternating runs on this input, both sides
+                t0 = time.process_time()
+                got = run(g, feeds)[0]
+                t_host.append(time.process_time() - t0)
+                t0 = time.process_time()
+                ref = sess.run(None, ofeeds)[0]
+                t_ort.append(time.process_time() - t0)
         with torch.no_grad():
             want = m(*[torch.from_numpy(feeds[v.name]) for v in g.inputs])
         worst["ort"] = max(worst["ort"], _rel(got, ref))
@@ -111,7 +114,7 @@ def application(name: str, inputs: int):
         worst["file"] = max(worst["file"], _rel(run(g_file, {v.name: feeds[w.name] for v, w in
                                                              zip(g_file.inputs, g.inputs)})[0], want.numpy()))
     return {"ops": len(g), "hist": g.op_histogram(), "import": t_import, "worst": worst,
-            "host": t_host / inputs, "ort": t_ort / inputs}
+            "host": float(np.median(t_host)), "ort": float(np.median(t_ort))}
 
 
 NOTES = {
@@ -346,7 +349,7 @@ def _main(args) -> int:
     for n in names:
         rows[n] = r = application(n, inputs)
         print(f"{n:16} {r['ops']:5} ops  import {r['import']:6.2f} s  rel ort {r['worst']['ort']:.1e} torch "
-              f"{r['worst']['torch']:.1e} file {r['worst']['file']:.1e}  host {r['host']:.4f} s  ort {r['ort']:.4f} s",
+              f"{r['worst']['torch']:.1e} file {r['worst']['file']:.1e}  host {r['host'] * 1e3:.2f} ms  ort {r['ort'] * 1e3:.2f} ms",
               flush=True)
     zrows = []
     for n in zoo:
@@ -357,17 +360,17 @@ def _main(args) -> int:
          f"Measured by `python -m benchmarks.frontends{' --quick' if args.quick else ''}` on "
          f"{platform.node() or 'this machine'} ({platform.machine()}, {os.cpu_count()} cores, Python "
          f"{platform.python_version()}), {time.strftime('%Y-%m-%d')}; {inputs} random inputs per application, seeded; "
-         "the host runtime, torch and onnxruntime on 1 thread each; CPU time per inference after one untimed run "
-         "(`time.process_time`: the "
-         "machine is shared, wall time is not comparable; medians over more runs: `python -m benchmarks.host_speed`, "
+         "the host runtime, torch and onnxruntime on 1 thread each; CPU time per inference after one untimed run, "
+         f"the median of {TIMED_RUNS} alternating host / onnxruntime runs on each input (`time.process_time`: the "
+         "machine is shared, wall time is not comparable; more runs and the zoo: `python -m benchmarks.host_speed`, "
          "paper_results/host_speed.md). Models defined in `benchmarks/models/` with seeded random weights (not "
          "trained).", "",
          "| Application | IR ops (here) | Relay ops (paper) | Import (s) | Max rel. diff vs onnxruntime | vs torch | "
-         "via .onnx file vs torch | Host CPU s/inference | onnxruntime CPU s/inference | Ratio |",
+         "via .onnx file vs torch | Host CPU ms/inference | onnxruntime CPU ms/inference | Ratio |",
          "|---|---|---|---|---|---|---|---|---|---|"]
     for n, r in rows.items():
         L.append(f"| {n} | {r['ops']} | {PAPER_RELAY_OPS[n]} | {r['import']:.2f} | {r['worst']['ort']:.1e} | "
-                 f"{r['worst']['torch']:.1e} | {r['worst']['file']:.1e} | {r['host']:.4f} | {r['ort']:.4f} | "
+                 f"{r['worst']['torch']:.1e} | {r['worst']['file']:.1e} | {r['host'] * 1e3:.2f} | {r['ort'] * 1e3:.2f} | "
                  f"{r['host'] / max(r['ort'], 1e-9):.1f} |")
     L += ["", "Why the counts differ from the paper's Relay counts (the script states, it does not measure this):", ""]
     L += [f"- {n}: {NOTES[n]}" for n in rows]
