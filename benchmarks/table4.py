@@ -14,6 +14,9 @@ simulation in the parent process before the campaign). Designs (the ``targets`` 
 * ``updated``: HLSCNN with 16-bit weights (``hlscnn.conv2d_nchw``, the design change the paper's
   accelerator developers made) and FlexASR. FlexASR-only applications have no updated design
   (the paper: "Reported").
+* ``vta``: the same trained model on VTA alone (``targets=("vta",)``: its int8 dense mappings with
+  per-tensor quantisation on the host; convolutions through im2col), a column the paper did not
+  have.
 
 Both run the design as it is, like the paper: a call whose operands violate a data condition of
 its mapping (e.g. FlexASR's AdaptivFloat range) still runs on the accelerator. ``guarded`` is the
@@ -79,8 +82,12 @@ _FLEX = ("flexasr",)
 # groups-1 convolution on HLSCNN (one call, no layout moves) rather than FlexASR's im2col'd linear
 # layers, as the paper's FlexASR & HLSCNN runs did (convolutions on HLSCNN, the rest on FlexASR)
 _W8, _W16 = ("flexasr", "hlscnn.conv2d_nchw_w8"), ("flexasr", "hlscnn.conv2d_nchw")
-_ONE = (("original", _FLEX, False), ("guarded", _FLEX, True))
-_BOTH = (("original", _W8, False), ("updated", _W16, False), ("guarded", _W8, True))
+# VTA (int8 GEMM with host quantisation): every application once more on VTA alone (its dense
+# mappings; the convolutions reach them through im2col), the issue's VTA column
+_VTA = ("vta", ("vta",), False)
+_ONE = (("original", _FLEX, False), ("guarded", _FLEX, True), _VTA)
+_BOTH = (("original", _W8, False), ("updated", _W16, False), ("guarded", _W8, True), _VTA)
+ACCEL_DESIGNS = ("original", "updated")     # the FlexASR / HLSCNN designs (the paper's columns)
 APPS = {a.name: a for a in (
     App("lstm_wlm", "FlexASR", True, _ONE),
     App("resmlp", "FlexASR", False, _ONE),
@@ -438,14 +445,15 @@ def report(args, apps, rows, failed, pending: int = 0) -> str:
          "co-simulation of one data point (ILA simulators + host operators), and its ratio to the host float32 "
          "run of the same IR graph in the same process.", "",
          "| Application | Platform | Reference (host) | Original result | Updated result | Data points | "
-         "Sim. s / point | Ratio to host | Original, guarded (points) | Paper: reference / original / updated / time |",
-         "|---|---|---|---|---|---|---|---|---|---|"]
+         "Sim. s / point | Ratio to host | Original, guarded (points) | VTA result (points; s / point, ratio to host) | "
+         "Paper: reference / original / updated / time |",
+         "|---|---|---|---|---|---|---|---|---|---|---|"]
     for app in apps:
-        designs = [d for d, _, _ in APPS[app].designs if d != "guarded"]
+        designs = [d for d, _, _ in APPS[app].designs if d in ACCEL_DESIGNS]
         o = rows[(app, "original")]
         pts = o["points"]
         if not pts:
-            L.append(f"| {app} | {APPS[app].platform} | (no results) | | | 0 | | | | |")
+            L.append(f"| {app} | {APPS[app].platform} | (no results) | | | 0 | | | | | |")
             continue
         u = rows.get((app, "updated"))
         sec = np.mean([p["seconds"] for d in designs for p in rows[(app, d)]["points"]])
@@ -457,7 +465,7 @@ def report(args, apps, rows, failed, pending: int = 0) -> str:
                  if g else "–")
         L.append(f"| {app} | {APPS[app].platform} | {fmt(app, result(app, pts, 'host'))} | "
                  f"{fmt(app, result(app, pts, 'acc'))} | {upd} | {len(pts)} | {sec:.2f} | {sec / max(host, 1e-9):.0f}x | "
-                 f"{gcell} | {pr[0]} / {pr[1]} / {pr[2]} / {pr[3]} |")
+                 f"{gcell} | {_vta_cell(app, rows)} | {pr[0]} / {pr[1]} / {pr[2]} / {pr[3]} |")
     if failed:
         L += ["", f"**{len(failed)} campaign task(s) failed**; their data points are missing: {sorted(failed)[:5]}"]
     if pending:
@@ -475,6 +483,19 @@ def report(args, apps, rows, failed, pending: int = 0) -> str:
           "carries over is between the host reference and the designs on the same data.", ""]
     L += root_cause(args, apps, rows)
     return "\n".join(L) + "\n"
+
+
+def _vta_cell(app: str, rows) -> str:
+    """The VTA design's result on its points, the host's on the same points, seconds per point and
+    the ratio to the host run."""
+    v = rows.get((app, "vta"))
+    if not v or not v["points"]:
+        return "–"
+    pts = v["points"]
+    sec = np.mean([p["seconds"] for p in pts])
+    host = np.mean([p["host_seconds"] for p in pts])
+    return (f"{fmt(app, result(app, pts, 'acc'))} ({len(pts)}; host on them {fmt(app, result(app, pts, 'host'))}; "
+            f"{sec:.2f} s, {sec / max(host, 1e-9):.0f}x)")
 
 
 def root_cause(args, apps, rows) -> list[str]:
@@ -511,6 +532,26 @@ def root_cause(args, apps, rows) -> list[str]:
                          f"{100 * r['error8']:.1f} / {100 * r['error16']:.3f} |")
             L.append("")
         L += _conclusion(app, lo, lu, w, o, u)
+        L += _vta_report(app, rows.get((app, "vta")))
+    return L
+
+
+def _vta_report(app: str, v) -> list[str]:
+    """The VTA design's offloads and per-invocation error, summarised by mapping and shape."""
+    if not v or not v["points"]:
+        return []
+    layers = per_layer(v["points"])
+    by: dict = {}
+    for r in layers:
+        if not math.isnan(r["mean"]):
+            by.setdefault((r["mapping"], r["shape"]), []).append(r)
+    L = [f"VTA design: offloads {v['compiled'].counts()}; {len(layers)} invocations per data point.", "",
+         "| mapping | shape | invocations | error % (mean / max) |", "|---|---|---|---|"]
+    for (m, shp), rs in sorted(by.items(), key=lambda kv: -max(r["mean"] for r in kv[1])):
+        L.append(f"| {m} | {shp} | {len(rs)} | {100 * np.mean([r['mean'] for r in rs]):.2f} / "
+                 f"{100 * max(r['max'] for r in rs):.2f} |")
+    L += ["", f"- VTA: the application result is {fmt(app, result(app, v['points'], 'acc'))} against the host's "
+              f"{fmt(app, result(app, v['points'], 'host'))} on the same {len(v['points'])} data points.", ""]
     return L
 
 
@@ -564,7 +605,7 @@ def plots(folder: pathlib.Path, apps, rows) -> list[pathlib.Path]:
         plt.close(fig)
         written.append(folder / name)
 
-    colours = {"host": "grey", "original": "tab:red", "updated": "tab:green", "guarded": "tab:blue"}
+    colours = {"host": "grey", "original": "tab:red", "updated": "tab:green", "guarded": "tab:blue", "vta": "tab:purple"}
     have = [a for a in apps if rows[(a, "original")]["points"]]
     if have:                                  # one panel per application, each with its own unit
         fig, axes = plt.subplots(1, len(have), figsize=(3.2 * len(have), 3.4), squeeze=False)

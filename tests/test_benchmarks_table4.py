@@ -74,3 +74,21 @@ def test_status_keeps_the_condition_name_only():
     long = "data condition 'AdaptivFloat range': max|x| of every input tensor must be 0 or within [2**-3, 2**5)"
     assert T._condition(long) == "data condition 'AdaptivFloat range'"
     assert T._condition("no data condition named") == "no data condition named"
+
+
+def test_the_vta_column_and_report_come_from_the_vta_points():
+    class _C:
+        def counts(self):
+            return {"vta.dense": 2}
+    pts = [dict(_pt(0, 3, 3, 3, [["c1", "vta.dense", "1024x27x16", 0.01, 0, 0, 10, ""],
+                                 ["fc", "vta.dense", "1x64x10", 0.03, 0, 0, 10, ""]]), seconds=2.0, host_seconds=0.01),
+           dict(_pt(1, 4, 4, 5, [["c1", "vta.dense", "1024x27x16", 0.02, 0, 0, 10, ""],
+                                 ["fc", "vta.dense", "1x64x10", 0.05, 0, 0, 10, ""]]), seconds=4.0, host_seconds=0.01)]
+    rows = {("resnet20", "vta"): {"points": pts, "compiled": _C()}}
+    cell = T._vta_cell("resnet20", rows)
+    assert cell.startswith("50.00 % (2; host on them 100.00 %; 3.00 s, 300x)")
+    assert T._vta_cell("resmlp", rows) == "–"
+    text = "\n".join(T._vta_report("resnet20", rows[("resnet20", "vta")]))
+    assert "| vta.dense | 1x64x10 | 1 | 4.00 / 5.00 |" in text and "| vta.dense | 1024x27x16 | 1 | 1.50 / 2.00 |" in text
+    assert text.index("1x64x10") < text.index("1024x27x16")          # the worst layer first
+    assert all(d[0] == "vta" and d[1] == ("vta",) for d in (T._design(a, "vta") for a in T.APPS))
