@@ -62,7 +62,8 @@ STEPS = (
                "14 min 23 s, 42 min 26 s per data point.",
          differs="Offline data (MNIST-5k padded to 3x32x32, gensim's Lee corpus) instead of CIFAR-10 and WikiText-2, "
                  "models trained on the CPU for minutes; results are comparable between host and designs, not with "
-                 "the paper's absolute accuracies."),
+                 "the paper's absolute accuracies. A VTA column (each application on VTA alone) the paper did not "
+                 "have."),
     Step("figure7", ("benchmarks.figure7",), ("figure7.md",),
          paper="A (4,4)/(2,2) max-pool over 128x128 offloaded to FlexASR as temporal pools (Figure 7).",
          differs="The fused chain (one store, four pools, one load) is a mapping of its own with its own "
