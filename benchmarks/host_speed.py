@@ -239,7 +239,7 @@ def _main(args) -> int:
     L += ["", "How the host runtime computes (`compile.runtime.HostRuntime`, `compile/runtime/kernels.py`): "
           "convolutions and dense layers with float32 kernels -- 3x3 and strided convolutions by PyTorch's "
           "`conv2d` (oneDNN), 1x1 stride-1 convolutions and dense layers as one float32 BLAS product (w @ x on "
-          "maps of at most 64 positions), depthwise convolutions below about 1 M multiply-adds by a loop nest "
+          "maps of at most 64 positions), depthwise convolutions below about 3 M multiply-adds by a loop nest "
           "compiled with Numba (`compile/runtime/jit.py`; larger ones by oneDNN) (the choice a function of the "
           "shapes, so results do not depend on timing); every other operator "
           "with the IR reference semantics (compile/ir/ops.py), an elementwise operator writing into its operand "

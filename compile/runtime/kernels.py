@@ -10,8 +10,10 @@ float64 accumulation rounded once (:mod:`compile.ir.ops`).
   :func:`_plan`, a function of the shapes (:func:`conv2d_for` binds it once per shape): a 1x1
   stride-1 kernel is one float32 product (:func:`_product`: MKL's through PyTorch above
   :data:`TORCH_PRODUCT_MACS`, else numpy's OpenBLAS; w @ x[C, HW] on maps of at most
-  :data:`SMALL_MAP` positions); a depthwise kernel below about 1 M multiply-adds by a loop nest
-  compiled with Numba (:mod:`compile.runtime.jit`; 2-30 us where a PyTorch call costs 35-60 us),
+  :data:`SMALL_MAP` positions); a depthwise kernel below about 3 M multiply-adds by a loop nest
+  compiled with Numba (:mod:`compile.runtime.jit`; 2-30 us on MobileNet-V2's small maps where a
+  PyTorch call costs 35-60 us, and within a network's run its time stays the isolated time while a
+  PyTorch call's doubles),
   without Numba on a small map one product per channel against the kernel's placement matrices
   (:func:`depthwise_toeplitz`, up to :data:`TOEPLITZ_LIMIT` elements) or a numpy multiply-add per
   kernel tap that reads data (:func:`depthwise_numpy`);
@@ -112,8 +114,9 @@ SMALL_MAP = 64                   # output positions up to which a 1x1 convolutio
 TORCH_PRODUCT_MACS = 1 << 20     # smaller products: numpy (measured here: torch faster only above ~1M)
 _PLANS: dict[tuple, str] = {}
 TORCH_CALL_US = 50.0        # a PyTorch convolution's fixed cost on one thread (measured: 50-60 us)
-JIT_BELOW_US = 80.0         # a depthwise convolution estimated below this runs compiled (jit.depthwise): within a
-                            # network's run a PyTorch call costs 2-3x its isolated time (cold caches), the loop less
+JIT_BELOW_US = 250.0        # a depthwise convolution estimated below this runs compiled (jit.depthwise): within a
+                            # network's run a PyTorch call costs 2-3x its isolated time (cold code and caches), the
+                            # compiled loop about its isolated time (MobileNet-V2's 144x32x32 layer: 330 vs 181 us)
 
 
 def _plan(xs, ws, strides, before, after, dilation, groups) -> str:
