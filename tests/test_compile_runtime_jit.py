@@ -67,3 +67,43 @@ def test_the_plan_compiles_small_depthwise_convolutions_only(monkeypatch):
     got = kernels.conv2d(x, w, padding=(1, 1, 1, 1), groups=384)
     want = _reference(x, w, (1, 1), (1, 1, 1, 1), (1, 1))
     assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+
+
+def test_add_relu_equals_the_two_numpy_steps_and_declines_other_layouts():
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((1, 8, 5, 6)).astype(np.float32)
+    b = rng.standard_normal((1, 8, 5, 6)).astype(np.float32)
+    a[0, 0, 0, 0], b[0, 1, 0, 0] = np.nan, -np.inf
+    want = np.maximum(a + b, 0)
+    for x, y in ((a.copy(), b), (np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2),
+                                 np.ascontiguousarray(b.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2))):
+        got = jit.add_relu(x, y)
+        assert got is x and np.array_equal(got, want, equal_nan=True)
+    nhwc = np.ascontiguousarray(a.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    assert jit.add_relu(nhwc, b) is None                              # layouts differ: the caller's two steps
+    assert jit.add_relu(a.copy(), b[:, :, :, :1]) is None             # broadcasting: not this kernel's
+    assert jit.add_relu(a.astype(np.float64), b) is None
+
+
+def test_global_mean_of_an_nhwc_map_equals_the_reference():
+    from compile.ir import ops
+    rng = np.random.default_rng(5)
+    x = np.ascontiguousarray(rng.standard_normal((2, 7, 5, 3)).astype(np.float32)).transpose(0, 3, 1, 2)
+    for attrs in ({"axis": [2, 3], "keepdims": False}, {"axis": [-1, -2], "keepdims": True}):
+        want = ops.evaluate("mean", [x], attrs)
+        got = kernels.mean(x, **attrs)
+        assert got.shape == want.shape and got.dtype == np.float32
+        assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max()
+    assert kernels.mean(np.ascontiguousarray(x), axis=[2, 3]) is None        # NCHW memory: numpy's reduction
+    assert kernels.mean(x, axis=[1, 2, 3]) is None and kernels.mean(x, axis=None) is None
+
+
+def test_pad_keeps_an_nhwc_layout_and_the_values():
+    from compile.ir import ops
+    x = np.ascontiguousarray(np.arange(2 * 4 * 6 * 3, dtype=np.float32).reshape(2, 6, 3, 4)).transpose(0, 3, 1, 2)
+    s = x[:, :, ::2, ::2]                                             # a strided slice of an NHWC map
+    a = {"pad_width": ((0, 0), (2, 2), (0, 0), (0, 0)), "pad_value": 0.0, "pad_mode": "constant"}
+    got = kernels.pad(s, **a)
+    assert np.array_equal(got, ops.evaluate("nn.pad", [s], a)) and got.transpose(0, 2, 3, 1).flags.c_contiguous
+    c = np.ascontiguousarray(s)
+    assert kernels.pad(c, **a).flags.c_contiguous and np.array_equal(kernels.pad(c, **a), got)

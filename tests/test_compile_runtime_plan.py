@@ -49,6 +49,38 @@ def test_planned_run_equals_the_step_by_step_loop(extra_reader):
     assert kinds.count("alias") == (2 if extra_reader else 3)
 
 
+@pytest.mark.parametrize("downsample", [False, True])
+def test_a_residual_add_and_relu_run_as_one_step(downsample):
+    """relu(conv(x) + shortcut): one step (the add into the convolution's fresh result), equal to
+    the step-by-step loop; the shortcut is x itself or, downsampling, a strided slice of x padded
+    with channels (ResNet-20's option A), which keeps x's NHWC layout so one pass reads both."""
+    from compile.runtime import jit
+    if not jit.available():
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(6)
+    x = var("x", (1, 8, 8, 8))
+    first = call("nn.relu", call("nn.conv2d", x, const(rng.standard_normal((8, 8, 3, 3)).astype(np.float32)),
+                                 padding=(1, 1, 1, 1)))                # an NHWC-laid-out block input
+    if downsample:
+        w = const(rng.standard_normal((16, 8, 3, 3)).astype(np.float32))
+        body = call("nn.conv2d", first, w, strides=(2, 2), padding=(1, 1, 1, 1))
+        short = call("nn.pad", call("strided_slice", first, begin=(0, 0, 0, 0), end=(1, 8, 8, 8), strides=(1, 1, 2, 2)),
+                     pad_width=((0, 0), (4, 4), (0, 0), (0, 0)))
+    else:
+        body = call("nn.conv2d", first, const(rng.standard_normal((8, 8, 3, 3)).astype(np.float32)),
+                    padding=(1, 1, 1, 1))
+        short = first
+    g = Graph([x], [call("nn.relu", call("add", body, short))])
+    feeds = {"x": rng.standard_normal((1, 8, 8, 8)).astype(np.float32)}
+    prog = host_program(g)
+    hr = HostRuntime(prog, g.inputs)
+    planned = hr.run(feeds)[0]
+    looped = Interpreter.run(HostRuntime(host_program(g), g.inputs), feeds)[0]
+    assert np.array_equal(planned, looped) and _rel(planned, run_graph(g, feeds)[0]) < 1e-5
+    ops_of = {p.index: prog.steps[p.index].value.op for p in plan(prog, hr.owned) if p.kind == "alias"}
+    assert sorted(ops_of.values()) == ["nn.relu", "nn.relu"]          # the block input's relu and the residual one
+
+
 def test_a_fusion_never_hides_a_value_another_step_reads():
     rng = np.random.default_rng(1)
     x = var("x", (1, 4, 5, 5))

@@ -8,6 +8,8 @@ microseconds but PyTorch's call around it costs 30-40 us (measured here: 960x4x4
   runtime's plan never chooses these kernels, :mod:`compile.runtime.kernels`).
 * :func:`depthwise` -- depthwise convolution (one channel per group), NHWC loops with the
   channels innermost, float32 sums over the kernel taps in row-major tap order.
+* :func:`add_relu` -- a residual block's ``relu(a + b)`` in one pass, into ``a``.
+* :func:`mean_positions` -- global average pooling of an NHWC-laid-out map.
 
 Numerics: float32 accumulation (as oneDNN's), so a result differs from the IR reference
 (float64 accumulation rounded once, :mod:`compile.ir.ops`) by the float32 rounding of its sums;
@@ -66,6 +68,78 @@ def _depthwise_kernel():
 
         _kernels["depthwise"] = _numba[0].njit(cache=True, nogil=True)(loops)
     return _kernels["depthwise"]
+
+
+def _add_relu_kernel():
+    if "add_relu" not in _kernels:
+        if not available():
+            raise RuntimeError("numba is not installed: compile.runtime.jit.add_relu is unavailable")
+
+        def loop(a, b):
+            for i in range(a.size):
+                v = a[i] + b[i]
+                a[i] = 0 if v < 0 else v          # np.maximum(v, 0): a NaN stays NaN
+        _kernels["add_relu"] = _numba[0].njit(cache=True, nogil=True)(loop)
+    return _kernels["add_relu"]
+
+
+def _flat(x):
+    """A one-dimensional view of ``x`` in its memory order (C order, or NHWC order of a 4-D array
+    [N, C, H, W]) and that order's name, or (None, None) for other layouts."""
+    if x.flags.c_contiguous:
+        return x.reshape(-1), "C"
+    if x.ndim == 4 and x.transpose(0, 2, 3, 1).flags.c_contiguous:
+        return x.transpose(0, 2, 3, 1).reshape(-1), "NHWC"
+    return None, None
+
+
+def add_relu(a, b):
+    """``relu(a + b)`` written into ``a`` (float32 arrays of one shape, laid out in the same memory
+    order) in one pass: the float32 sum and ``max(., 0)`` of numpy's ``add`` and ``maximum`` per
+    element, so the result equals the two numpy steps (NaN stays NaN). Returns ``a``, or None when
+    the operands are not such arrays (the caller then runs the two steps)."""
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == _F32 and b.dtype == _F32
+            and a.shape == b.shape and a.flags.writeable):
+        return None
+    fa, order = _flat(a)
+    fb, order_b = _flat(b)
+    if fa is None or order != order_b:
+        return None
+    _add_relu_kernel()(fa, fb)
+    return a
+
+
+def _mean_positions_kernel():
+    if "mean_positions" not in _kernels:
+        if not available():
+            raise RuntimeError("numba is not installed: compile.runtime.jit.mean_positions is unavailable")
+
+        def loop(x, out):
+            n_, p_, c = x.shape
+            acc = np.empty(c, np.float64)
+            for n in range(n_):
+                acc[:] = 0
+                for p in range(p_):
+                    for k in range(c):
+                        acc[k] += x[n, p, k]
+                for k in range(c):
+                    out[n, k] = acc[k] / p_
+        _kernels["mean_positions"] = _numba[0].njit(cache=True, nogil=True)(loop)
+    return _kernels["mean_positions"]
+
+
+def mean_positions(x):
+    """The mean over the spatial axes of float32 x[N, C, H, W] laid out NHWC in memory (global
+    average pooling of a convolution's result): float32 [N, C], summed in float64 position by
+    position and rounded once. None for another dtype, rank or layout (numpy's own reduction is
+    fast on NCHW memory)."""
+    if not (isinstance(x, np.ndarray) and x.dtype == _F32 and x.ndim == 4 and x.shape[1] > 1
+            and x.shape[2] * x.shape[3] > 0 and x.transpose(0, 2, 3, 1).flags.c_contiguous):
+        return None
+    n, c, h, w = x.shape
+    out = np.empty((n, c), _F32)
+    _mean_positions_kernel()(x.transpose(0, 2, 3, 1).reshape(n, h * w, c), out)
+    return out
 
 
 def _tap_major(w) -> np.ndarray:

@@ -20,7 +20,9 @@ float64 accumulation rounded once (:mod:`compile.ir.ops`).
   everything else ``torch.nn.functional.conv2d`` (oneDNN). Without torch: :func:`conv2d_numpy`
   (float32 im2col and one BLAS product per image and group batch).
 * ``nn.dense`` (x[..., K] @ w[N, K].T): one float32 product (:func:`_product`); ``nn.pad``
-  (constant mode): one fill and one copy, equal to the reference bit for bit.
+  (constant mode): one fill and one copy, equal to the reference bit for bit (an NHWC-laid-out
+  operand keeps that layout); ``mean`` over the spatial axes of an NHWC-laid-out map (global
+  average pooling) by a compiled loop (:func:`mean`).
 
 Layout: convolution results lie in NHWC memory order (:data:`NHWC`; the arrays are still
 [N, C, H, W] to every reader, as numpy strides make them): oneDNN's depthwise and small 3x3
@@ -333,15 +335,42 @@ def dense(x, w):
 
 def pad(x, pad_width, pad_value=0.0, pad_mode="constant"):
     """nn.pad, constant mode: the reference's result (np.pad) by one fill and one copy; None for
-    the other modes."""
+    the other modes. A 4-D operand laid out NHWC in memory (a convolution's result, or a strided
+    slice of one) gets its result in NHWC memory too, so a residual add can read both in one
+    order (the values are the same either way)."""
     if pad_mode != "constant" or not isinstance(x, np.ndarray) or len(pad_width) != x.ndim:
         return None
-    out = np.full(tuple(d + b + a for d, (b, a) in zip(x.shape, pad_width)), pad_value, x.dtype)
+    shape = tuple(d + b + a for d, (b, a) in zip(x.shape, pad_width))
+    if x.ndim == 4 and x.shape[1] > 1 and not x.flags.c_contiguous and _nhwc_order(x):
+        out = np.full((shape[0], shape[2], shape[3], shape[1]), pad_value, x.dtype).transpose(0, 3, 1, 2)
+    else:
+        out = np.full(shape, pad_value, x.dtype)
     out[tuple(slice(b, b + d) for d, (b, _) in zip(x.shape, pad_width))] = x
     return out
 
 
-KERNELS = {"nn.conv2d": conv2d, "nn.dense": dense, "nn.pad": pad}
+def _nhwc_order(x) -> bool:
+    """Whether the strides of x[N, C, H, W] run channels fastest, then W, then H (NHWC memory
+    order, possibly with gaps: a strided slice of an NHWC array)."""
+    s = [abs(v) for v in x.strides]
+    return s[1] <= s[3] <= s[2] <= s[0]
+
+
+def mean(x, axis=None, keepdims=False):
+    """The IR's ``mean`` over the spatial axes (2, 3) of a 4-D float32 map laid out NHWC in memory
+    (a network's global average pooling), by :func:`compile.runtime.jit.mean_positions` (float64
+    sums rounded once; the reference sums in float32 pairwise, so the two differ by float32
+    rounding); None for every other case (the reference then runs)."""
+    if not (USE_JIT and isinstance(x, np.ndarray) and x.ndim == 4 and axis is not None
+            and sorted(int(a) % 4 for a in axis) == [2, 3] and len(axis) == 2 and jit.available()):
+        return None
+    y = jit.mean_positions(x)
+    if y is None:
+        return None
+    return y.reshape(y.shape + (1, 1)) if keepdims else y
+
+
+KERNELS = {"nn.conv2d": conv2d, "nn.dense": dense, "nn.pad": pad, "mean": mean}
 
 
 def evaluate(op: str, args: list, attrs: dict) -> np.ndarray:

@@ -13,8 +13,10 @@ semantics, as ``run_host`` does, so a planned run computes exactly what the unpl
 
 Two steps are fused into one when the second is the only reader of the first (:func:`_fusion`): a
 convolution and its activation (:data:`FUSED`: ``clip``, ``nn.relu``, applied in place to the
-convolution's fresh result with the in-place step's own operations), and SiLU (a sigmoid and the
-multiply of its operand by it, the product written into the sigmoid's fresh result). The second
+convolution's fresh result with the in-place step's own operations), a residual block's add and
+relu (one pass by :func:`compile.runtime.jit.add_relu` into the add's owned first operand, the
+same float32 sum and maximum per element), and SiLU (a sigmoid and the multiply of its operand by
+it, the product written into the sigmoid's fresh result). The second
 step becomes an alias of the first's value; the numpy operations are the unfused steps', so the
 result is the same; one dispatch fewer per pair.
 """
@@ -121,10 +123,38 @@ def _fusion(s, steps, readers, owned):
         from compile.runtime.kernels import IN_PLACE
         act, attrs, ref = IN_PLACE[t.value.op], dict(t.value.attrs), ops.OPS[t.value.op].fn
         return t, lambda fn: _fused(fn, act, attrs, ref)
+    if s.value.op == "add" and t.value.op == "nn.relu" and t.args[0] == s.index and t.index in owned \
+            and s.index in owned and len(s.args) == 2:
+        from compile.runtime import jit
+        if jit.available():
+            relu, ref = IN_PLACE_RELU(), ops.OPS["nn.relu"].fn
+            return t, lambda fn: _add_relu(fn, relu, ref)
     if s.value.op == "sigmoid" and t.value.op == "multiply" and sorted(t.args) == sorted((s.index, s.args[0])) \
             and t.value.dtype == "float32" and tuple(t.value.shape) == tuple(s.value.shape):
         return t, _silu
     return None
+
+
+def IN_PLACE_RELU():
+    from compile.runtime.kernels import IN_PLACE
+    return IN_PLACE["nn.relu"]
+
+
+def _add_relu(fn, relu, relu_ref):
+    """A residual block's add and relu as one step: :func:`compile.runtime.jit.add_relu` (one pass
+    into the add's first operand, which the add owns) when the operands allow it, else the add
+    step ``fn`` and the relu in place on its fresh result (the unfused steps' operations)."""
+    from compile.runtime.jit import add_relu
+
+    def run(a, b):
+        y = add_relu(a, b)
+        if y is not None:
+            return y
+        y = fn(a, b)
+        if isinstance(y, np.ndarray) and y.dtype == _F32 and y.flags.writeable:
+            return relu(y)
+        return np.asarray(relu_ref(y))
+    return run
 
 
 def _silu(fn):
