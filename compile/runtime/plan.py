@@ -16,9 +16,9 @@ convolution and its activation (:data:`FUSED`: ``clip``, ``nn.relu``, applied in
 convolution's fresh result with the in-place step's own operations), a residual block's add and
 relu (one pass by :func:`compile.runtime.jit.add_relu` into the add's owned first operand, the
 same float32 sum and maximum per element), and SiLU (a sigmoid and the multiply of its operand by
-it, the product written into the sigmoid's fresh result). The second
-step becomes an alias of the first's value; the numpy operations are the unfused steps', so the
-result is the same; one dispatch fewer per pair.
+it, the product written into the sigmoid's fresh result). The second step becomes an alias of the
+first's value; the element operations are the unfused steps' (numpy's, or the compiled loop's
+same IEEE float32 add and maximum), so the result is the same; one dispatch fewer per pair.
 """
 from __future__ import annotations
 
@@ -125,19 +125,14 @@ def _fusion(s, steps, readers, owned):
         return t, lambda fn: _fused(fn, act, attrs, ref)
     if s.value.op == "add" and t.value.op == "nn.relu" and t.args[0] == s.index and t.index in owned \
             and s.index in owned and len(s.args) == 2:
-        from compile.runtime import jit
-        if jit.available():
-            relu, ref = IN_PLACE_RELU(), ops.OPS["nn.relu"].fn
+        from compile.runtime import jit, kernels
+        if kernels.USE_JIT and jit.available():
+            relu, ref = kernels.IN_PLACE["nn.relu"], ops.OPS["nn.relu"].fn
             return t, lambda fn: _add_relu(fn, relu, ref)
     if s.value.op == "sigmoid" and t.value.op == "multiply" and sorted(t.args) == sorted((s.index, s.args[0])) \
             and t.value.dtype == "float32" and tuple(t.value.shape) == tuple(s.value.shape):
         return t, _silu
     return None
-
-
-def IN_PLACE_RELU():
-    from compile.runtime.kernels import IN_PLACE
-    return IN_PLACE["nn.relu"]
 
 
 def _add_relu(fn, relu, relu_ref):
