@@ -38,49 +38,61 @@ def available() -> bool:
     return _numba[0] is not None
 
 
-def _depthwise_kernel():
-    """The compiled loop nest (cached on disk by Numba beside this module)."""
-    if "depthwise" not in _kernels:
+def _compiled(loop):
+    """``loop`` compiled by Numba once per process (cached on disk beside this module); raises
+    RuntimeError when Numba is not installed (callers check :func:`available` first)."""
+    name = loop.__name__
+    if name not in _kernels:
         if not available():
-            raise RuntimeError("numba is not installed: compile.runtime.jit.depthwise is unavailable")
+            raise RuntimeError(f"numba is not installed: compile.runtime.jit.{name} is unavailable")
+        _kernels[name] = _numba[0].njit(cache=True, nogil=True)(loop)
+    return _kernels[name]
 
-        def loops(x, w, out, sh, sw, dh, dw, pt, pl):
-            n_, h, wd, c = x.shape
-            kh, kw = w.shape[0], w.shape[1]
-            oh, ow = out.shape[1], out.shape[2]
-            acc = np.empty(c, np.float32)
-            for n in range(n_):
-                for oy in range(oh):
-                    for ox in range(ow):
-                        acc[:] = 0
-                        for i in range(kh):
-                            y = oy * sh - pt + i * dh
-                            if y < 0 or y >= h:
-                                continue
-                            for j in range(kw):
-                                xx = ox * sw - pl + j * dw
-                                if xx < 0 or xx >= wd:
-                                    continue
-                                for k in range(c):
-                                    acc[k] += x[n, y, xx, k] * w[i, j, k]
+
+def _depthwise_loops(x, w, out, sh, sw, dh, dw, pt, pl):
+    n_, h, wd, c = x.shape
+    kh, kw = w.shape[0], w.shape[1]
+    oh, ow = out.shape[1], out.shape[2]
+    acc = np.empty(c, np.float32)
+    for n in range(n_):
+        for oy in range(oh):
+            for ox in range(ow):
+                acc[:] = 0
+                for i in range(kh):
+                    y = oy * sh - pt + i * dh
+                    if y < 0 or y >= h:
+                        continue
+                    for j in range(kw):
+                        xx = ox * sw - pl + j * dw
+                        if xx < 0 or xx >= wd:
+                            continue
                         for k in range(c):
-                            out[n, oy, ox, k] = acc[k]
+                            acc[k] += x[n, y, xx, k] * w[i, j, k]
+                for k in range(c):
+                    out[n, oy, ox, k] = acc[k]
 
-        _kernels["depthwise"] = _numba[0].njit(cache=True, nogil=True)(loops)
-    return _kernels["depthwise"]
+
+def _add_relu_loop(a, b):
+    for i in range(a.size):
+        v = a[i] + b[i]
+        a[i] = 0 if v < 0 else v          # np.maximum(v, 0): a NaN stays NaN
 
 
-def _add_relu_kernel():
-    if "add_relu" not in _kernels:
-        if not available():
-            raise RuntimeError("numba is not installed: compile.runtime.jit.add_relu is unavailable")
+def _mean_positions_loop(x, out):
+    n_, p_, c = x.shape
+    acc = np.empty(c, np.float64)
+    for n in range(n_):
+        acc[:] = 0
+        for p in range(p_):
+            for k in range(c):
+                acc[k] += x[n, p, k]
+        for k in range(c):
+            out[n, k] = acc[k] / p_
 
-        def loop(a, b):
-            for i in range(a.size):
-                v = a[i] + b[i]
-                a[i] = 0 if v < 0 else v          # np.maximum(v, 0): a NaN stays NaN
-        _kernels["add_relu"] = _numba[0].njit(cache=True, nogil=True)(loop)
-    return _kernels["add_relu"]
+
+def _nhwc(x) -> bool:
+    """Whether 4-D x[N, C, H, W] lies in memory as a contiguous NHWC array."""
+    return x.ndim == 4 and x.transpose(0, 2, 3, 1).flags.c_contiguous
 
 
 def _flat(x):
@@ -88,7 +100,7 @@ def _flat(x):
     [N, C, H, W]) and that order's name, or (None, None) for other layouts."""
     if x.flags.c_contiguous:
         return x.reshape(-1), "C"
-    if x.ndim == 4 and x.transpose(0, 2, 3, 1).flags.c_contiguous:
+    if _nhwc(x):
         return x.transpose(0, 2, 3, 1).reshape(-1), "NHWC"
     return None, None
 
@@ -105,27 +117,8 @@ def add_relu(a, b):
     fb, order_b = _flat(b)
     if fa is None or order != order_b:
         return None
-    _add_relu_kernel()(fa, fb)
+    _compiled(_add_relu_loop)(fa, fb)
     return a
-
-
-def _mean_positions_kernel():
-    if "mean_positions" not in _kernels:
-        if not available():
-            raise RuntimeError("numba is not installed: compile.runtime.jit.mean_positions is unavailable")
-
-        def loop(x, out):
-            n_, p_, c = x.shape
-            acc = np.empty(c, np.float64)
-            for n in range(n_):
-                acc[:] = 0
-                for p in range(p_):
-                    for k in range(c):
-                        acc[k] += x[n, p, k]
-                for k in range(c):
-                    out[n, k] = acc[k] / p_
-        _kernels["mean_positions"] = _numba[0].njit(cache=True, nogil=True)(loop)
-    return _kernels["mean_positions"]
 
 
 def mean_positions(x):
@@ -134,11 +127,11 @@ def mean_positions(x):
     position and rounded once. None for another dtype, rank or layout (numpy's own reduction is
     fast on NCHW memory)."""
     if not (isinstance(x, np.ndarray) and x.dtype == _F32 and x.ndim == 4 and x.shape[1] > 1
-            and x.shape[2] * x.shape[3] > 0 and x.transpose(0, 2, 3, 1).flags.c_contiguous):
+            and x.shape[2] * x.shape[3] > 0 and _nhwc(x)):
         return None
     n, c, h, w = x.shape
     out = np.empty((n, c), _F32)
-    _mean_positions_kernel()(x.transpose(0, 2, 3, 1).reshape(n, h * w, c), out)
+    _compiled(_mean_positions_loop)(x.transpose(0, 2, 3, 1).reshape(n, h * w, c), out)
     return out
 
 
@@ -162,7 +155,7 @@ def depthwise(x, w, strides, before, after, dilation):
     zero padding ``before`` = (top, left) and ``after`` = (bottom, right), strides and dilation
     per spatial axis; the result [N, C, OH, OW] float32 in NHWC memory order (as the runtime's
     other convolution kernels). Raises RuntimeError when Numba is not installed."""
-    fn = _depthwise_kernel()
+    fn = _compiled(_depthwise_loops)
     n, c, h, wd = x.shape
     kh, kw = w.shape[2:]
     (sh, sw), (dh, dw) = strides, dilation

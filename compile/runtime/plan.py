@@ -140,15 +140,11 @@ def _add_relu(fn, relu, relu_ref):
     into the add's first operand, which the add owns) when the operands allow it, else the add
     step ``fn`` and the relu in place on its fresh result (the unfused steps' operations)."""
     from compile.runtime.jit import add_relu
+    two_steps = _fused(fn, relu, {}, relu_ref)
 
     def run(a, b):
         y = add_relu(a, b)
-        if y is not None:
-            return y
-        y = fn(a, b)
-        if isinstance(y, np.ndarray) and y.dtype == _F32 and y.flags.writeable:
-            return relu(y)
-        return np.asarray(relu_ref(y))
+        return y if y is not None else two_steps(a, b)
     return run
 
 
