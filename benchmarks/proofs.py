@@ -71,6 +71,8 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
                        ("bmc", "16x64x64", "uf", False),
                        # the smallest of the applications' shapes (efficientnet_b0), split per output tile
                        ("bmc", "1x48x1152", "uf", False)],
+    # flexasr.linear's proof with the host padding and the cut inside the subject
+    "flexasr.linear_pad": [("bmc", "1x10x10", "uf", True), ("bmc", "2x20x70", "uf", False)],
     # against their declared numerics terms (the IR operator in the unit's order and rounding)
     "flexasr.layernorm": [("bmc", "2x32", "uf", True), ("bmc", "16x64", "uf", False)],
     "flexasr.attention": [("bmc", "20x32", "uf", True), ("bmc", "64x64", "uf", False)],
@@ -86,6 +88,8 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
     # one pass by BMC; several passes (and an application shape) by the composite phase proof
     "vta.dense": [("bmc", "2x20x18", "exact", True), ("chc", "16x64x32", "exact", True),
                   ("chc", "64x576x64", "exact", False)],
+    # vta.dense's composite and the lemmas tying it to the host epilogue (no BMC setup)
+    "vta.dense_bias": [("chc", "2x20x18", "exact", True)],
     "vta.add": [("bmc", "32", "exact", True), ("bmc", "1024", "exact", False)],
     "vta.relu": [("bmc", "32", "exact", True), ("bmc", "1024", "exact", False)],
 }
@@ -94,13 +98,17 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
 # offloads of Tables 1 and 4). Others are not listed: their per-cell BMC does not reach those shapes
 # (flexasr.linear at 1x48x1152 takes 8 split pieces). hlscnn.conv2d_nchw: per-output BMC against its
 # declared numerics term (C > 1), up to its cap below (no loop-level proof yet for larger ones).
-APPLICATION_METHOD = {"vta.dense": ("chc", "exact"), "hlscnn.conv2d_nchw": ("bmc", "uf")}
+APPLICATION_METHOD = {"vta.dense": ("chc", "exact"), "vta.dense_bias": ("chc", "exact"),
+                      "hlscnn.conv2d_nchw": ("bmc", "uf"), "flexasr.linear_pad": ("bmc", "uf")}
 # the size measure of --application-limit (default: the product of the shape's sizes) and a cap of
 # each mapping's own: hlscnn.conv2d_nchw's per-output BMC grows with H*W*C*O*K*K (1x1x1152x48x1x1x0,
 # 55,296: 166 s alone, 309 s beside other jobs; 4x4x144x40x1x1x0, 92,160: 89 s), so shapes up to
 # 92,160 (the 17 smallest of its 52 application shapes; the next, 16x16x32x16x1x1x0, is 131,072)
-APPLICATION_SIZE = {"hlscnn.conv2d_nchw": lambda s: s["H"] * s["W"] * s["C"] * s["O"] * s["K"] * s["K"]}
-APPLICATION_CAP = {"hlscnn.conv2d_nchw": 92_160}
+# flexasr.linear_pad's per-output BMC runs flexasr.linear at the padded shape T x Ip x Op (1x64x10, padded
+# 4,096: 7 s; 1x384x10, padded 24,576: 135 s beside a campaign), so up to 24,576
+APPLICATION_SIZE = {"hlscnn.conv2d_nchw": lambda s: s["H"] * s["W"] * s["C"] * s["O"] * s["K"] * s["K"],
+                    "flexasr.linear_pad": lambda s: s["T"] * -(-s["I"] // 16) * 16 * -(-s["O"] // 64) * 64}
+APPLICATION_CAP = {"hlscnn.conv2d_nchw": 92_160, "flexasr.linear_pad": 24_576}
 
 
 def _size(m, text: str) -> int:
@@ -138,6 +146,8 @@ MUTATION_CHECKS = {("flexasr.maxpool", "vector_count_near_max"): ("chc", "symbol
                    ("flexasr.meanpool", "timestep_count_near_max"): ("chc", "symbolic"),
                    # a tiling bug: each pass is a correct program, only the split proof's tiling lemma sees it
                    ("vta.dense", "last_pass_row_short"): ("chc", "2x20x18")}
+# mappings whose proof is the composite only (their BMC setup refuses): every seeded bug by CHC
+CHC_ONLY_MAPPINGS = ("vta.dense_bias",)
 
 
 # seeded bugs also checked at a second shape, where the proof is of another kind: hlscnn.conv2d_nchw
@@ -255,7 +265,7 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
             continue
         default = MUTATION_SHAPE.get(name) or format_shape(dict(m.proof.shape))
         for mut in mutations.names(m):
-            method, shape = MUTATION_CHECKS.get((name, mut), ("bmc", default))
+            method, shape = MUTATION_CHECKS.get((name, mut), ("chc" if name in CHC_ONLY_MAPPINGS else "bmc", default))
             tag = "" if method == "bmc" else f"{method}/"
             also = [MUTATION_ALSO[name]] if name in MUTATION_ALSO and (name, mut) not in MUTATION_CHECKS else []
             for at in [shape] + also:

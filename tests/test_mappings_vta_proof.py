@@ -18,7 +18,10 @@ from verify.bmc import check_bmc
 from verify.mapping import main
 from verify.mutations.vta import CHC_ONLY
 
-VTA = [n for n in registry.names() if n.startswith("vta.") and registry.get(n).proof is not None]
+# vta.dense_bias's proof is vta.dense's composite with lemmas of its own (no BMC setup): its tests
+# are in test_mappings_vta_dense_bias_proof.py
+VTA = [n for n in registry.names() if n.startswith("vta.") and registry.get(n).proof is not None
+       and n != "vta.dense_bias"]
 WIDTH = {"vta.gemm": {"x": 8, "w": 8}, "vta.add": {"a": 32, "b": 32}, "vta.relu": {"a": 32}}
 
 

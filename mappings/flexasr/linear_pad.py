@@ -20,10 +20,11 @@ unpadded layer in FlexASR's numerics.
 Compiler-IR ILA fragment: :func:`mappings.flexasr.linear.ir_fragment` at T x I x O (``nn.dense``
 then ``nn.bias_add``, no padding: the padding is the accelerator side's).
 
-No formal ``Proof`` of its own: validated by simulation (tolerance below). The program at the padded
-shape is flexasr.linear's, proved by BMC at its shapes over abstract arithmetic
-(:mod:`mappings.flexasr.linear_proof`); that the zero rows and columns contribute nothing is an
-arithmetic fact about ProductSum on the zero code, which that proof leaves uninterpreted.
+Proof (``--method bmc``, :mod:`mappings.flexasr.linear_pad_proof`): flexasr.linear's proof over
+abstract arithmetic, with the accelerator side at the padded shape on codes placed by this
+mapping's own host padding (:func:`pad_operands`) and read back through its cut (:func:`cut`),
+against the unpadded IR fragment; the padding's products are ``ProductSum`` of the zero code with
+the zero code, whose value (0) is an axiom evaluated from the function's own body.
 
 Numerics: as flexasr.linear (AdaptivFloat quantisation of x, w, b, y; fixed-point accumulation in
 the PEs); float32 reference on the original inputs. Data condition: flexasr.linear's AdaptivFloat
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mappings.base import Mapping, MappingError, SideCondition
+from mappings.base import Mapping, MappingError, Proof, SideCondition
 from mappings.flexasr import common as F
 from mappings.flexasr import linear as L
 
@@ -89,9 +90,14 @@ def program(shape: dict, inputs: dict):
     xp, wp, bp = pad_operands(shape, inputs["x"], inputs["w"], inputs["b"])
     core = linear_parts(xp, wp, bp, out_bias=F.out_bias(L.reference(padded(shape), {"x": xp, "w": wp, "b": bp}))
                         ).program()
-    O = shape["O"]
-    return AccProgram(core.commands, lambda reads: np.asarray(core.readback(reads))[:, :O], canonical=core.canonical,
+    return AccProgram(core.commands, lambda reads: cut(core.readback(reads), shape), canonical=core.canonical,
                       hints=core.hints, info=core.info, machine=core.machine)
+
+
+def cut(y, shape: dict) -> np.ndarray:
+    """The read-back's cut of the padded result y [T, Op] to the layer's outputs y[:, :O] (values of
+    any dtype: floats in the program, codes or terms in the proof)."""
+    return np.asarray(y)[:, :shape["O"]]
 
 
 def random_inputs(shape: dict, rng: np.random.Generator) -> dict:
@@ -141,6 +147,8 @@ MAPPING = Mapping(
     shape_strategy=shape_strategy,
     edge_inputs=edge_inputs,
     ir_fragment=L.ir_fragment,
+    mutations="verify.mutations.flexasr_linear_pad:mutations",
+    proof=Proof("mappings.flexasr.linear_pad_proof:proof_setup", {"T": 1, "I": 10, "O": 10}),
     match_shape=L.match_shape,
     bind_operands=L.bind_operands,
     program=program,

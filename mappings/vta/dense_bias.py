@@ -17,9 +17,19 @@ float32: ``out = float32(acc * (s_x * s_w) + b)``. The bias never goes to the ac
 int32 ALU add (``vta.add``) would need the bias quantised at the product's scale.
 
 The reference is ``x @ w.T + b`` on the float inputs (float64, rounded to float32). The error is the
-quantisation of x and w, measured by simulation (tolerance below), not proved: like vta.dense,
-no formal ``Proof`` of its own (the int8 core is vta.gemm's, proved by BMC at its shapes) and no
-compiler-IR ILA fragment (the float product of the IR is not the int8 product).
+quantisation of x and w, measured by simulation (tolerance below). Declared numerics
+(:func:`reference_term`): the IR operator in the accelerator's order and rounding -- vta.dense's
+host quantisation, the exact int8 product ``qx @ qw.T``, then ``float32(acc * (s_x * s_w) + b)``
+in float64, written from that definition (not with the runner's read-back).
+
+Compiler-IR ILA fragment (:func:`ir_fragment`): ``nn.dense`` of x [N, K] and w [M, K] into a
+temporary, then ``nn.bias_add`` of b [M] into out [N, M] (float32), for the exact adapter check.
+
+Proof (``--method chc``, :mod:`mappings.vta.dense_bias_proof`): vta.dense's composite phase proof
+of the int8 core at the shape (every pass bit-exact, the tiling, the read-back's assembly) plus two
+lemmas tying it to this mapping's program: its stream is vta.dense's ``int_program`` of the codes,
+and its read-back is the declared epilogue on the int32 result (checked on random accumulators:
+float arithmetic, sampled). ``--method bmc`` is refused (one stream per pass; see the module).
 Non-finite data is refused (data condition ``finite data``; MappingError naming the tensor,
 index and value).
 """
@@ -27,7 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mappings.base import DataCondition, Mapping, MappingError
+from mappings.base import DataCondition, Mapping, MappingError, Proof
+from mappings.common import IrFragment, Layout
 from mappings.vta import dense as D
 
 NAME = "vta.dense_bias"
@@ -71,17 +82,47 @@ def _operands(shape: dict, inputs: dict) -> tuple:
     return D.quantize(x, "x"), D.quantize(w, "w"), b
 
 
+def epilogue(acc, sx: float, sw: float, b) -> np.ndarray:
+    """The read-back's host epilogue: int32 accumulator values acc [N, M] (int64 array) dequantised
+    and the bias b [M] (float64) added in float64, rounded once to float32 [N, M]."""
+    return (np.asarray(acc, np.float64) * (sx * sw) + b).astype(np.float32)
+
+
 def program(shape: dict, inputs: dict):
     """The code generator: vta.dense's quantisation and tiled int8 GEMM passes (:func:`mappings.vta.
     dense.int_program`), and a read-back that dequantises the int32 result and adds the bias on the
-    host: float32 out[N, M] = float32(acc * (s_x * s_w) + b)."""
+    host (:func:`epilogue`): float32 out[N, M] = float32(acc * (s_x * s_w) + b)."""
     from ila.models.port import AccProgram
     (qx, sx), (qw, sw), b = _operands(shape, inputs)
     core = D.int_program(shape, qx, qw)
+    return AccProgram(core.commands, lambda reads: epilogue(core.readback(reads), sx, sw, b),
+                      info={"scales": (sx, sw)}, machine=core.machine)
 
-    def readback(reads):
-        return (np.asarray(core.readback(reads), np.float64) * (sx * sw) + b).astype(np.float32)
-    return AccProgram(core.commands, readback, info={"scales": (sx, sw)}, machine=core.machine)
+
+def reference_term(shape: dict, inputs: dict) -> np.ndarray:
+    """The declared numerics (module docstring): vta.dense's quantisation of x and w, the exact
+    integer product of the codes, dequantised at ``s_x * s_w`` and the bias added in float64, one
+    rounding to float32 [N, M]. The proof shows the emitted passes compute ``qx @ qw.T`` exactly and
+    checks the read-back's epilogue against this formula; simulation measures its distance to the
+    float reference."""
+    _operands(shape, inputs)                       # shapes and finiteness, as the program refuses them
+    (qx, sx), (qw, sw) = D.quantize(inputs["x"], "x"), D.quantize(inputs["w"], "w")
+    prod = (np.asarray(qx, np.int64) @ np.asarray(qw, np.int64).T).astype(np.float64)
+    return (prod * (sx * sw) + np.asarray(inputs["b"], np.float64)).astype(np.float32)
+
+
+def ir_fragment(shape: dict) -> IrFragment:
+    """The compiler-IR ILA fragment at ``shape``: x [N, K], w [M, K], b [M] row-major, ``nn.dense``
+    into tmp [N, M], ``nn.bias_add`` along the last axis into out [N, M] (float32)."""
+    N, K, M = shape["N"], shape["K"], shape["M"]
+    lay = Layout()
+    for name, shp in (("x", (N, K)), ("w", (M, K)), ("b", (M,)), ("tmp", (N, M)), ("out", (N, M))):
+        lay.add(name, shp)
+    b = lay.base
+    return IrFragment({k: lay.regions[k] for k in ("x", "w", "b")},
+                      [("nn.dense", [b("x"), b("w"), b("tmp"), N, K, M]),
+                       ("nn.bias_add", [b("tmp"), b("b"), b("out"), N, M, 1])],
+                      lay.regions["out"], numerics="float32")
 
 
 def reference(shape: dict, inputs: dict) -> np.ndarray:
@@ -144,4 +185,11 @@ MAPPING = Mapping(
     side_conditions=SIDE_CONDITIONS,
     data_conditions=DATA_CONDITIONS,
     tolerance=TOLERANCE,
+    ir_fragment=ir_fragment,
+    # vta.dense's composite proof of the int8 core with the lemmas tying it to this program
+    # (mappings.vta.dense_bias_proof; host quantisation and epilogue: the declared numerics)
+    mutations="verify.mutations.vta_dense_bias:mutations",
+    proof=Proof("mappings.vta.dense_bias_proof:proof_setup", {"N": 2, "K": 20, "M": 18},
+                chc_spec="mappings.vta.dense_bias_proof:chc_spec",
+                cex_shapes=({"N": 2, "K": 20, "M": 18}, {"N": 1, "K": 16, "M": 16})),
 )
