@@ -172,3 +172,23 @@ def test_a_convolution_beyond_hlscnn_memory_is_offloaded_in_tiles(tmp_path):
     assert res.deferred >= 1
     r = against_host(res, {"x": rng.standard_normal((1, 64, 58, 58)).astype(np.float32)})
     assert r["error"] < 0.06
+
+
+def test_a_rank3_dense_is_flattened_so_the_tiling_rules_see_it():
+    """LSTM-WLM's decoder, nn.dense(x[35, 1, 650], w[10000, 650]): the rank-2 tiling rules do not
+    match it as the front-end emits it; dense_flatten rewrites it to reshape(nn.dense(reshape(x,
+    [35, 650]), w), [35, 1, 10000]), whose inner dense the column rule splits; the rewritten term
+    equals the operator."""
+    from compile.rewrites.rules import dense_flatten
+    rng = np.random.default_rng(2)
+    x = var("x", (35, 1, 650))
+    w = const((rng.standard_normal((10000, 650)) / 25).astype(np.float32))
+    node = call("nn.dense", x, w)
+    assert _applied(DENSE, node) == []
+    flat = dense_flatten(node)
+    assert flat is not None and flat.op == "reshape" and flat.args[0].op == "nn.dense"
+    assert _applied(DENSE, flat.args[0]) == ["dense_tile_cols"]
+    xv = rng.standard_normal((35, 1, 650)).astype(np.float32)
+    want = run_graph(Graph([x], [node]), {"x": xv})[0]
+    got = run_graph(Graph([x], [flat]), {"x": xv})[0]
+    assert got.shape == want.shape == (35, 1, 10000) and np.array_equal(got, want)

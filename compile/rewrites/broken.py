@@ -48,6 +48,10 @@ BROKEN = (
     Rewrite("lstm_fold_dropped_bias", "lstm_fold summing only the input bias Wb (the recurrence bias Rb dropped)",
             rules.lstm_fold_rules(halves=(True, False), name="lstm_fold_dropped_bias"), rules._lstm_lhs,
             rules._rand_lstm, _LSTM_SPACE, bit_exact=False, rtol=rules.LSTM_RTOL),
+    Rewrite("dense_flatten_swapped_rows", "dense_flatten reading x's rows with its first two axes transposed",
+            rules.dense_flatten_rules(swap_leading=True, name="dense_flatten_swapped_rows"), rules._dense_lhs,
+            lambda rng: dict(zip("NKM", rules._dims(rng, 3)), R=int(rng.integers(2, 6))),
+            dict(R=(3,), N=(2,), K=(1,), M=(2,))),
     Rewrite("conv2d_tile_rows_shifted", "conv2d_tile_rows whose second tile reads its input rows one row early "
             "(the halo counted on the wrong side; same shapes, wrong rows)",
             tiling.conv2d_tile_rows_rules(shift=1, name="conv2d_tile_rows_shifted"), rules._conv_lhs,

@@ -45,6 +45,26 @@ def dense_zero_bias_rules():
                      Term.bias_add(t, Term.zeros(vec(m), d), k)),)
 
 
+def dense_flatten_rules(swap_leading: bool = False, name: str = "dense_flatten"):
+    """nn.dense(x[d0, ..., K], w[M, K]) with x of rank 3..6 = reshape(nn.dense(reshape(x, [d0 * ... ,
+    K]), w), [d0, ..., M]): the product of a rank-r input is that of its rows flattened, so the
+    rank-2 forms (the dense tiling rules, the mappings' patterns) see every dense layer.
+    ``swap_leading``: a seeded wrong variant that flattens x with its first two axes transposed."""
+    out = []
+    for r in range(3, 7):
+        t, x, w = term_vars("t x w")
+        (sx, so), (n, k) = vec_vars("sx so"), int_vars("n k")
+        rows = sx[0]
+        for i in range(1, r - 1):
+            rows = rows * sx[i]
+        where = [eq(so).to(shape(t)), eq(sx).to(shape(x)), eq(sx.length()).to(r), eq(k).to(sx[r - 1]),
+                 eq(n).to(rows)]
+        flat = Term.transpose(x, vec(1, 0, *range(2, r))) if swap_leading else x
+        rhs = Term.reshape(Term.dense(Term.reshape(flat, vec(n, k)), w), so)
+        out.append(RuleSpec(name, f"rank{r}", t, Term.dense(x, w), tuple(where), rhs))
+    return tuple(out)
+
+
 def add_bias_rules(check_bias: bool = True):
     """add(x, b) with b broadcast along axis 1 of x only: b[C, 1, ..., 1] (b[C] for 2-D x), x not
     broadcast, equal dtypes. ``check_bias=False``: the seeded variant without the guard on b."""
@@ -452,6 +472,11 @@ RULES = (
             dense_zero_bias_rules(), _dense_lhs,
             lambda rng: dict(zip("NKM", _dims(rng, 3)), R=int(rng.integers(2, 4))),
             dict(R=(2, 3), N=(1, 2), K=(1, 3), M=(2,))),
+    Rewrite("dense_flatten", "nn.dense(x[d0,...,K], w[M,K]) => reshape(nn.dense(reshape(x, [d0*...*d(r-2), K]), w), "
+            "[d0,...,M])  (rank 3..6: the rank-2 tiling rules and patterns see every dense layer)",
+            dense_flatten_rules(), _dense_lhs,
+            lambda rng: dict(zip("NKM", _dims(rng, 3)), R=int(rng.integers(2, 6))),
+            dict(R=(3, 4), N=(1, 2), K=(1, 3), M=(2,))),
     Rewrite("add_bias", "add(x[N,C,...], b[C,1,...]) => nn.bias_add(x, reshape(b, [C]), axis=1)",
             add_bias_rules(), _add_lhs, _rand_add,
             dict(N=(1, 2), C=(1, 2), H=(2,), rank2=(0, 1, 2), b=("channel", "ones", "full"))),
@@ -509,6 +534,10 @@ def _registered(name: str) -> Rewrite:
 # thin wrappers: the rewrite's egglog rules run on one IR node (None where they do not apply)
 def dense_zero_bias(n):
     return _registered("dense_zero_bias").apply(n)
+
+
+def dense_flatten(n):
+    return _registered("dense_flatten").apply(n)
 
 
 def add_bias(n):
