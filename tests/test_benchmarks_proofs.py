@@ -23,8 +23,10 @@ def _fake(t, kind="proved"):
 
 
 def test_tasks_are_importable_functions_of_plain_data(tmp_path):
+    from mappings.registry import get, names
     todo, plain = _plan(tmp_path, mutations=True)
-    assert todo and plain and len({t.key for t in todo}) == len(todo)
+    assert todo and len({t.key for t in todo}) == len(todo)
+    assert set(plain) == {n for n in names() if get(n).proof is None}      # listed as validated by simulation only
     assert {t.fn for t in todo} == {proofs.prove_task, proofs.mutation_task}
     for t in todo:
         assert t.fn.__module__ == "benchmarks.proofs"                  # pickled by reference, not by value
@@ -50,7 +52,7 @@ def test_report_from_a_resumed_campaign(tmp_path, capsys):
     assert proofs.main(["--quick", "--no-mutations", "--no-progress", "--out", str(out), "--results",
                         str(results)]) == 0
     text = out.read_text()
-    assert text.count("| proved | 0.50 | fake |") == len(todo) and f"`{plain[0]}`" in text
+    assert text.count("| proved | 0.50 | fake |") == len(todo) and all(f"`{p}`" in text for p in plain)
     assert not (tmp_path / "ledger.json").exists()                      # no task ran
     # a failed proof task: reported, exit 1
     results.write_text("".join(json.dumps(_fake(t)) + "\n" for t in todo[1:]) +
@@ -71,9 +73,9 @@ def test_campaign_errors_exit_2(tmp_path, capsys):
 
 
 def test_the_last_proofs_run_on_a_local_cluster(tmp_path):
-    """All but the VTA proofs already recorded: the five quick VTA proofs (add, gemm, relu, and
-    vta.dense by BMC and by its composite phase proof) run on a LocalCluster and land in the results
-    file, the ledger and the report."""
+    """All but the VTA proofs already recorded: the six quick VTA proofs (add, gemm, relu, vta.dense
+    by BMC and by its composite phase proof, vta.dense_bias by its composite) run on a LocalCluster
+    and land in the results file, the ledger and the report."""
     todo, _ = _plan(tmp_path)
     results = tmp_path / "r.jsonl"
     results.write_text("".join(json.dumps(_fake(t)) + "\n" for t in todo if not t.args[0].startswith("vta.")))
@@ -83,9 +85,9 @@ def test_the_last_proofs_run_on_a_local_cluster(tmp_path):
     recs = campaign.load(results)
     assert len(recs) == len(todo) and {r["key"] for r in recs} == {t.key for t in todo}
     vta = [r for r in recs if "/vta." in r["key"]]
-    assert len(vta) == 5 and all(r["ok"] and r["result"]["kind"] == "proved" for r in vta)
+    assert len(vta) == 6 and all(r["ok"] and r["result"]["kind"] == "proved" for r in vta)
     assert {e["mapping"] for e in ledger.load(tmp_path / "ledger.json")} == {"vta.add", "vta.gemm", "vta.relu",
-                                                                                "vta.dense"}
+                                                                                "vta.dense", "vta.dense_bias"}
     assert "| `vta.gemm` | bmc | 1x16x16 | exact | proved |" in out.read_text()
 
 
