@@ -3,7 +3,8 @@ run on a ``dask.distributed`` cluster, with every finished result written as it 
 
 ``run(tasks, results_path, *, scheduler=None, workers=2, threads_per_worker=1, retries=2,
 progress=True, desc="campaign", on_result=None, connect_timeout=10.0)``: a :class:`Task` is a key
-(unique text), a picklable top-level function and its arguments (plain data); the function returns
+(unique text), a picklable top-level function and its arguments (plain data), and whether it runs
+in a fresh process (``fresh``, below; by default in the worker process); the function returns
 plain data (JSON-serialisable: a dict, a list of per-sample results, ...). Results go to a
 JSON-lines file, one record per finished task, appended and flushed as each result arrives:
 ``{"key", "ok": true, "result", "seconds", "worker"}`` or, for a task that still raised after its
@@ -19,6 +20,26 @@ scheduler re-runs the task on a live worker; only a task that has killed more th
 ``distributed.scheduler.allowed-failures`` (default 3) workers is given up (a ``KilledWorker``
 error record), so one crash loses no result.
 
+A fresh process per task: ``Task(key, fn, args, fresh=True)`` runs the function in a new Python
+process that the worker starts for it (``subprocess``; a worker process is daemonic and may not
+use ``multiprocessing`` children), so nothing one task leaves in memory (hash-consing tables, lru
+caches, z3 contexts) slows the next one down: a proof that takes 60 s in a fresh process took 368 s
+in a worker that had already run big proofs. The worker passes the function and its arguments
+pickled (cloudpickle: an importable function by module and qualified name, anything else by
+value), with its own ``sys.path`` (so the child imports what the worker imports), in a temporary
+file; the child writes its result, the seconds the function took and its process id to another
+(the record's ``worker`` is the child's pid), so the child's stdout and stderr (inherited: they go
+where the worker's go) never mix with the result. An exception in the child is raised again on
+the worker: the same exception when it pickles, else one of the same type name and message, so
+the error record reads the same as in-process (``"ValueError: ..."``) and the task's ``retries``
+apply; a child that dies without a result (a signal, ``os._exit``, a crash inside a solver) raises
+:class:`TaskProcessDied` naming the exit code or signal. The child runs in its own session (a
+Ctrl-C in the terminal reaches the campaign, which closes the cluster) and dies with the worker
+(Linux: ``PR_SET_PDEATHSIG``, else a thread watching its parent; also killed when the worker exits
+normally or the waiting thread is interrupted): no process outlives the campaign. Costs an
+interpreter start and the imports per task (a fraction of a second for the proofs' modules).
+``fresh=False`` (the default) runs the function in the worker process itself.
+
 The cluster: a ``LocalCluster`` of ``workers`` processes with ``threads_per_worker`` threads each
 on this machine (default; dashboard off, logs quiet), or an existing scheduler
 (``scheduler="tcp://host:8786"``). Progress: a tqdm bar. Errors: :class:`CampaignError` (a
@@ -27,13 +48,20 @@ D2AError) for an unreachable or malformed scheduler address (naming it), a corru
 """
 from __future__ import annotations
 
+import atexit
 import gc
 import json
 import logging
 import os
 import pathlib
+import pickle
+import signal
+import subprocess
 import sys
+import tempfile
+import threading
 import time
+import traceback
 from dataclasses import dataclass
 from typing import Callable
 
@@ -44,11 +72,18 @@ class CampaignError(D2AError):
     """A campaign cannot run: bad scheduler address, corrupt results file, duplicate keys."""
 
 
+class TaskProcessDied(Exception):
+    """A task's fresh process ended without a result (killed by a signal, ``os._exit``, a crash)."""
+
+
 @dataclass(frozen=True)
 class Task:
+    """``key``: unique text; ``fn(*args)`` returns plain data; ``fresh``: run it in a new Python
+    process started by the worker (see the module docstring), else in the worker process."""
     key: str
     fn: Callable
     args: tuple = ()
+    fresh: bool = False
 
 
 def load(path) -> list[dict]:
@@ -85,13 +120,16 @@ def _load(path: pathlib.Path) -> tuple[list[dict], int | None]:
     return out, None
 
 
-def _execute(fn, args):
-    """Runs on a worker: the result, the seconds it took and the worker's process id.
+def _execute(fn, args, fresh: bool = False):
+    """Runs on a worker: the result, the seconds it took and the process id that ran it (the
+    worker's, or with ``fresh`` the new process's: :func:`_execute_fresh`).
 
     The cyclic garbage collector is off while the task runs and collects in the task's own thread
     after it: otherwise the worker's event-loop thread may collect the task's cyclic garbage while
     the task is inside a solver call (ctypes releases the GIL), and z3's reference counts are not
     thread-safe (a z3 "unreachable" assertion or a dead worker in the middle of a proof)."""
+    if fresh:
+        return _execute_fresh(fn, args)
     gc.collect()
     gc.disable()
     t0 = time.perf_counter()
@@ -101,6 +139,151 @@ def _execute(fn, args):
         gc.enable()
         gc.collect()
     return {"result": res, "seconds": time.perf_counter() - t0, "worker": os.getpid()}
+
+
+# ----------------------------------------------------------------------------- a fresh process per task
+# the child's first code: the worker's sys.path before any import (so it imports what the worker
+# imports, this module included), then _child_main
+_BOOT = ("import pickle, sys\n"
+         "with open(sys.argv[1], 'rb') as f:\n"
+         "    path, parent, payload = pickle.load(f)\n"
+         "sys.path[:] = path\n"
+         "from benchmarks.campaign import _child_main\n"
+         "_child_main(parent, payload, sys.argv[2])\n")
+
+_CHILDREN: set = set()                      # this worker's running task processes (killed at exit)
+_CHILDREN_LOCK = threading.Lock()
+
+
+@atexit.register
+def _kill_children() -> None:
+    with _CHILDREN_LOCK:
+        procs = list(_CHILDREN)
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def _signal_text(code: int) -> str:
+    try:
+        return f"was killed by signal {-code} ({signal.Signals(-code).name})"
+    except ValueError:
+        return f"was killed by signal {-code}"
+
+
+def _execute_fresh(fn, args) -> dict:
+    """``fn(*args)`` in a new Python process (see the module docstring); the child is killed if
+    this thread is interrupted, and with the worker process."""
+    import cloudpickle
+    payload = cloudpickle.dumps((fn, tuple(args)))
+    with tempfile.TemporaryDirectory(prefix="d2a-task-") as tmp:
+        src, dst = os.path.join(tmp, "task.pkl"), os.path.join(tmp, "result.pkl")
+        with open(src, "wb") as fh:
+            pickle.dump((list(sys.path), os.getpid(), payload), fh)
+        proc = subprocess.Popen([sys.executable, "-c", _BOOT, src, dst], stdin=subprocess.DEVNULL,
+                                start_new_session=True, close_fds=True)
+        with _CHILDREN_LOCK:
+            _CHILDREN.add(proc)
+        try:
+            code = proc.wait()
+        finally:
+            if proc.poll() is None:         # interrupted while waiting: the child goes too
+                proc.kill()
+                proc.wait()
+            with _CHILDREN_LOCK:
+                _CHILDREN.discard(proc)
+        if not os.path.exists(dst):
+            how = _signal_text(code) if code < 0 else f"exited with code {code}"
+            raise TaskProcessDied(f"the task's process (pid {proc.pid}) {how} without a result")
+        try:
+            with open(dst, "rb") as fh:
+                out = pickle.load(fh)
+        except Exception as exc:           # a result the worker cannot load: that error, named
+            exc.add_note(f"loading the result of the task's process (pid {proc.pid})")
+            raise
+    if out["ok"]:
+        return {"result": out["result"], "seconds": out["seconds"], "worker": out["pid"]}
+    raise _child_exception(out)
+
+
+def _child_exception(out: dict) -> Exception:
+    """The child's exception: itself when it unpickles here, else one of the same type name and text."""
+    exc = None
+    if out.get("exc") is not None:
+        try:
+            exc = pickle.loads(out["exc"])
+        except Exception:                  # noqa: BLE001 (falls back to name and text)
+            exc = None
+    if not isinstance(exc, Exception) or type(exc).__name__ != out["type"] or str(exc) != out["message"]:
+        exc = type(out["type"], (Exception,), {"__module__": __name__})(out["message"])
+    if out.get("traceback"):
+        exc.add_note(f"in the task's process (pid {out['pid']}):\n{out['traceback'].rstrip()}")
+    return exc
+
+
+def _die_with_parent(parent: int) -> None:
+    """This process ends when ``parent`` (the worker) does: Linux's parent-death signal, else a
+    daemon thread polling the parent pid; also if the parent is already gone."""
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            armed = ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0) == 0  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:
+        os._exit(70)
+    if not armed:
+        def watch():
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(70)
+        threading.Thread(target=watch, daemon=True, name="watch-parent").start()
+
+
+def _child_main(parent: int, payload: bytes, dst: str) -> None:
+    """The fresh process: run the task, write its outcome to ``dst`` (pickled, atomically) and exit
+    without the interpreter's teardown (freeing a big proof's solver state takes time; the
+    process's memory goes back to the system in any case). The cyclic garbage collector is off
+    while the task runs, as in :func:`_execute` (the same memory and speed as in a worker; and
+    no collection in another thread, such as the parent watch, while z3 runs)."""
+    _die_with_parent(parent)
+    try:
+        import cloudpickle
+        fn, args = cloudpickle.loads(payload)
+        gc.collect()
+        gc.disable()
+        t0 = time.perf_counter()
+        res = fn(*args)
+        out = {"ok": True, "result": res, "seconds": time.perf_counter() - t0, "pid": os.getpid()}
+        data = cloudpickle.dumps(out)
+    except BaseException as exc:           # noqa: BLE001 (reported to the worker, which raises it)
+        data = _child_error(exc)
+    tmp = dst + ".part"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, dst)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(0)
+
+
+def _child_error(exc: BaseException) -> bytes:
+    """An exception's report: type name, text, traceback and the exception itself pickled when it
+    round-trips (a result that does not pickle is reported the same way)."""
+    import cloudpickle
+    blob = None
+    if isinstance(exc, Exception):
+        try:
+            blob = cloudpickle.dumps(exc)
+            pickle.loads(blob)
+        except Exception:                  # noqa: BLE001 (name and text only)
+            blob = None
+    return pickle.dumps({"ok": False, "type": type(exc).__name__, "message": str(exc), "exc": blob,
+                         "traceback": "".join(traceback.format_exception(exc)), "pid": os.getpid()})
 
 
 _LOGGERS = ("distributed", "distributed.client", "distributed.core", "distributed.nanny", "distributed.scheduler",
@@ -171,8 +354,8 @@ def run(tasks: list[Task], results_path, *, scheduler: str | None = None, worker
             raise
         bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=desc, unit="task", disable=not progress)
         try:
-            futures = {client.submit(_execute, t.fn, t.args, key=f"{desc}-{t.key}-{time.time_ns()}", retries=retries,
-                                     pure=False): t for t in todo}
+            futures = {client.submit(_execute, t.fn, t.args, t.fresh, key=f"{desc}-{t.key}-{time.time_ns()}",
+                                     retries=retries, pure=False): t for t in todo}
             with path.open("a") as fh:
                 for fut in as_completed(futures):
                     t = futures[fut]

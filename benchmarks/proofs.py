@@ -22,10 +22,14 @@ results file as it finishes (``--results PATH``; default ``campaigns/proofs.json
 i.e. ``paper_results/campaigns/proofs.jsonl``, committed with the report), keyed by the
 mapping's source digest and the ledger file, so an interrupted run resumes and only re-proves what
 changed. The ledger is the file ``ledger.json`` beside ``--out``. Seconds are measured inside each task (with ``--workers 2`` two
-proofs share this machine's 2 cores).
+proofs share this machine's 2 cores). Every proof, piece and seeded-bug task runs in a fresh Python
+process started by its worker (``campaign.Task(fresh=True)``): in a long-lived worker that has run
+big proofs before, what they leave in memory (hash-consing tables, caches, z3 contexts) made the
+next proof several times slower (vta.dense by CHC at 64x576x64: 368 s there, 60 s in a fresh
+process); ``--same-process`` runs them in the worker processes themselves (no interpreter start per task).
 
 Writes ``paper_results/proofs.md``. Run: ``python -m benchmarks.proofs [--quick] [--no-mutations]
-[--timeout S] [--out PATH] [--workers N] [--scheduler ADDRESS] [--results PATH]
+[--timeout S] [--out PATH] [--workers N] [--scheduler ADDRESS] [--results PATH] [--same-process]
 [--application-shapes [--application-limit N]]`` (``--quick``: only the small shapes, a few minutes;
 ``--application-shapes``: also :data:`APPLICATION_METHOD`'s proofs at every shape the applications
 offload at, read from the call certificates in the ledger; ``--application-limit``: only those
@@ -236,9 +240,10 @@ def _checker(method: str) -> str:
 
 
 def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
-          app_shapes: bool = False, app_limit: int | None = None) -> tuple[list, list]:
+          app_shapes: bool = False, app_limit: int | None = None, fresh: bool = True) -> tuple[list, list]:
     """(campaign tasks in report order, registered mappings without a proof setup). ``app_shapes``:
-    also the proofs of :data:`APPLICATION_METHOD` at :func:`application_shapes` (up to ``app_limit``)."""
+    also the proofs of :data:`APPLICATION_METHOD` at :func:`application_shapes` (up to ``app_limit``).
+    ``fresh``: each task runs in a fresh process started by its worker (``campaign.Task.fresh``)."""
     out, plain = [], []
     for name in names():
         m = get(name)
@@ -260,9 +265,10 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
             if n:
                 for lo, hi in _pieces(name, scope, n):
                     out.append(campaign.Task(f"{key}/piece/{lo}-{hi}", piece_task,
-                                             (name, method, scope, numerics, timeout, lo, hi)))
+                                             (name, method, scope, numerics, timeout, lo, hi), fresh=fresh))
                 continue
-            out.append(campaign.Task(key, prove_task, (name, method, scope, numerics, timeout, ledger_file)))
+            out.append(campaign.Task(key, prove_task, (name, method, scope, numerics, timeout, ledger_file),
+                                     fresh=fresh))
         if not with_mutations or not mutations.names(m):
             continue
         default = MUTATION_SHAPE.get(name) or format_shape(dict(m.proof.shape))
@@ -272,7 +278,7 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
             also = [MUTATION_ALSO[name]] if name in MUTATION_ALSO and (name, mut) not in MUTATION_CHECKS else []
             for at in [shape] + also:
                 out.append(campaign.Task(f"mutation/{name}/{tag}{at}/{mut}/{timeout:g}/{digest(m, _checker(method))}",
-                                         mutation_task, (name, at, mut, timeout, method)))
+                                         mutation_task, (name, at, mut, timeout, method), fresh=fresh))
     return out, plain
 
 
@@ -288,6 +294,9 @@ def main(argv=None) -> int:
     ap.add_argument("--application-limit", type=int, metavar="ELEMENTS",
                     help="with --application-shapes: only shapes whose sizes multiply to at most this")
     ap.add_argument("--out", default=str(OUT / "proofs.md"), help="the report (default paper_results/proofs.md)")
+    ap.add_argument("--same-process", action="store_true",
+                    help="run each proof in the worker process itself (default: a fresh Python process per "
+                         "task, since a long-lived worker's leftovers from earlier proofs slow the next ones down)")
     campaign.add_arguments(ap)
     args = ap.parse_args(argv)
     ledger_file = pathlib.Path(args.out).resolve().parent / "ledger.json"   # beside the report: paper_results/
@@ -307,7 +316,8 @@ def main(argv=None) -> int:
     # the tasks by reference to the importable module (as __main__ they would be pickled by value)
     todo, plain = importlib.import_module("benchmarks.proofs").tasks(args.quick, not args.no_mutations, args.timeout,
                                                                     str(ledger_file), args.application_shapes,
-                                                                    args.application_limit)
+                                                                    args.application_limit,
+                                                                    fresh=not args.same_process)
     try:
         # beside the report too (paper_results/campaigns/proofs.jsonl, committed): a rerun on another
         # machine or in another session redoes only proofs whose sources changed
@@ -356,7 +366,8 @@ def main(argv=None) -> int:
     cmd = "python -m benchmarks.proofs" + (" --quick" if args.quick else "") + \
         (" --application-shapes" if args.application_shapes else "") + \
         (f" --application-limit {args.application_limit}" if args.application_limit else "") + \
-        (f" --timeout {args.timeout:g}" if args.timeout != 900.0 else "") + (" --no-mutations" if args.no_mutations else "")
+        (f" --timeout {args.timeout:g}" if args.timeout != 900.0 else "") + (" --no-mutations" if args.no_mutations else "") + \
+        (" --same-process" if args.same_process else "")
     L = ["# Formal proofs of the mappings (BMC and CHC), recorded in the ledger", "",
          f"Measured by `{cmd}` on {platform.node() or 'this machine'} ({platform.machine()}, 2 cores; a Dask campaign, "
          f"{'scheduler ' + args.scheduler if args.scheduler else f'{args.workers} worker processes'}; "

@@ -32,6 +32,8 @@ def test_tasks_are_importable_functions_of_plain_data(tmp_path):
         assert t.fn.__module__ == "benchmarks.proofs"                  # pickled by reference, not by value
         assert all(isinstance(a, (str, float, int)) for a in t.args)
     pickle.dumps(todo)
+    assert all(t.fresh for t in todo)                                   # each in a fresh process by default
+    assert not any(t.fresh for t in proofs.tasks(True, True, 900.0, str(tmp_path / "ledger.json"), fresh=False)[0])
     # the key names what the verdict depends on: the ledger file (and the mapping's source digest)
     assert all(str(tmp_path / "ledger.json") in t.key for t in todo if t.fn is proofs.prove_task)
 
@@ -60,6 +62,23 @@ def test_report_from_a_resumed_campaign(tmp_path, capsys):
     assert proofs.main(["--quick", "--no-mutations", "--no-progress", "--out", str(out), "--results",
                         str(results), "--scheduler", "nonsense:::"]) == 2    # the failed one is re-run: no cluster
     assert "nonsense:::" in capsys.readouterr().err
+
+
+def test_same_process_option(tmp_path, monkeypatch):
+    """--same-process: the tasks run in the worker processes (Task.fresh off); by default each in a fresh one."""
+    seen = []
+
+    def fake_run(args, todo, path, desc="campaign", on_result=None):
+        seen.append(todo)
+        return [_fake(t) for t in todo]
+
+    monkeypatch.setattr(campaign, "run_from_args", fake_run)
+    argv = ["--quick", "--no-mutations", "--no-progress", "--out", str(tmp_path / "p.md"), "--results",
+            str(tmp_path / "r.jsonl")]
+    assert proofs.main(argv) == 0 and proofs.main(argv + ["--same-process"]) == 0
+    assert seen[0] and all(t.fresh for t in seen[0]) and not any(t.fresh for t in seen[1])
+    assert [t.key for t in seen[0]] == [t.key for t in seen[1]]         # the same keys: a rerun resumes either way
+    assert "--same-process" in (tmp_path / "p.md").read_text()
 
 
 def test_campaign_errors_exit_2(tmp_path, capsys):
