@@ -86,8 +86,9 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
                       ("bmc", "4x4x9x9x3x1", "uf", False), ("bmc", "8x8x1x16x3x1", "uf", False),
                       ("bmc", "16x16x1x16x3x1", "uf", False)],
     "hlscnn.conv2d_w8": [("bmc", "3x3x1x2x2x1", "uf", True), ("bmc", "8x8x1x16x3x1", "uf", False)],
-    "hlscnn.conv2d_nchw": [("bmc", "3x3x1x2x2x1x1", "uf", True)],
-    "hlscnn.conv2d_nchw_w8": [("bmc", "3x3x1x2x2x1x1", "uf", True)],
+    # and the phase proof of the convolution loop nest (one output tile), any number of channels
+    "hlscnn.conv2d_nchw": [("bmc", "3x3x1x2x2x1x1", "uf", True), ("chc", "2x2x9x8x1x1x0", "uf", True)],
+    "hlscnn.conv2d_nchw_w8": [("bmc", "3x3x1x2x2x1x1", "uf", True), ("chc", "2x2x9x8x1x1x0", "uf", True)],
     "vta.gemm": [("bmc", "1x16x16", "exact", True), ("bmc", "16x64x64", "exact", False)],
     # one pass by BMC; several passes (and an application shape) by the composite phase proof
     "vta.dense": [("bmc", "2x20x18", "exact", True), ("chc", "16x64x32", "exact", True),
@@ -100,10 +101,30 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
 # --application-shapes: the mappings whose proofs reach the shapes the applications offload at, and
 # how (method, numerics); each is proved at every shape of its call certificates in the ledger (the
 # offloads of Tables 1 and 4). Others are not listed: their per-cell BMC does not reach those shapes
-# (flexasr.linear at 1x48x1152 takes 8 split pieces). hlscnn.conv2d_nchw: per-output BMC against its
-# declared numerics term (C > 1), up to its cap below (no loop-level proof yet for larger ones).
+# (flexasr.linear at 1x48x1152 takes 8 split pieces). A value is (method, numerics), or a function of
+# the shape text giving that (None: no proof planned at that shape).
+# hlscnn.conv2d_nchw / _w8: the phase proof of the convolution loop nest (mappings.hlscnn.conv2d_nchw_chc,
+# one tracked output; 2x2x240x80x1x1x0 in 74 s where per-output BMC took 345 s) at every shape whose
+# output is one 4 x 32 tile of the unit; per-output BMC against the declared numerics term up to the cap
+# below for the others.
+HLSCNN_BMC_CAP = 92_160
+
+
+def _hlscnn_method(name: str):
+    def method(text: str):
+        from mappings.hlscnn.conv2d_nchw import out_hw
+        s = get(name).parse_shape(text)
+        oh, ow = out_hw(s)
+        if oh <= 4 and ow <= 32:
+            return ("chc", "uf")
+        return ("bmc", "uf") if _size(get(name), text) <= HLSCNN_BMC_CAP else None
+    return method
+
+
 APPLICATION_METHOD = {"vta.dense": ("chc", "exact"), "vta.dense_bias": ("chc", "exact"),
-                      "hlscnn.conv2d_nchw": ("bmc", "uf"), "flexasr.linear_pad": ("bmc", "uf")}
+                      "hlscnn.conv2d_nchw": _hlscnn_method("hlscnn.conv2d_nchw"),
+                      "hlscnn.conv2d_nchw_w8": _hlscnn_method("hlscnn.conv2d_nchw_w8"),
+                      "flexasr.linear_pad": ("bmc", "uf")}
 # the size measure of --application-limit (default: the product of the shape's sizes) and a cap of
 # each mapping's own: hlscnn.conv2d_nchw's per-output BMC grows with H*W*C*O*K*K (1x1x1152x48x1x1x0,
 # 55,296: 166 s alone, 309 s beside other jobs; 4x4x144x40x1x1x0, 92,160: 89 s), so shapes up to
@@ -111,10 +132,11 @@ APPLICATION_METHOD = {"vta.dense": ("chc", "exact"), "vta.dense_bias": ("chc", "
 # flexasr.linear_pad's per-output BMC runs flexasr.linear at the padded shape T x Ip x Op (1x64x10, padded
 # 4,096: 7 s; 1x384x10, padded 24,576: 135 s beside a campaign), so up to 24,576
 APPLICATION_SIZE = {"hlscnn.conv2d_nchw": lambda s: s["H"] * s["W"] * s["C"] * s["O"] * s["K"] * s["K"],
+                    "hlscnn.conv2d_nchw_w8": lambda s: s["H"] * s["W"] * s["C"] * s["O"] * s["K"] * s["K"],
                     "flexasr.linear_pad": lambda s: s["T"] * -(-s["I"] // 16) * 16 * -(-s["O"] // 64) * 64}
 # vta.dense_bias: the six applications' classifiers are at most 1x1280x10 (12,800); the zoo models' larger
 # shapes each cost vta.dense's composite proof again (1-6 min), so up to 20,000 here
-APPLICATION_CAP = {"hlscnn.conv2d_nchw": 92_160, "flexasr.linear_pad": 24_576, "vta.dense_bias": 20_000}
+APPLICATION_CAP = {"flexasr.linear_pad": 24_576, "vta.dense_bias": 20_000}
 
 
 def _size(m, text: str) -> int:
@@ -161,6 +183,9 @@ CHC_ONLY_MAPPINGS = ("vta.dense_bias",)
 # C = 1 against the IR fragment
 MUTATION_ALSO = {"hlscnn.conv2d_nchw": "3x3x9x2x2x1x1", "hlscnn.conv2d_nchw_w8": "3x3x9x2x2x1x1"}
 MUTATION_CHECKS.update({(n, "weight_channels_reversed"): ("bmc", s) for n, s in MUTATION_ALSO.items()})
+# seeded bugs also checked by the CHC (phase) proof: hlscnn.conv2d_nchw's loop-nest proof at a single-tile
+# shape with padding, two channel blocks and 3 x 3 outputs (every host-layout, driver and read-back bug shows)
+MUTATION_CHC = {"hlscnn.conv2d_nchw": "2x2x9x2x2x1x1"}
 
 # proofs too big for one task, split per output tile into pieces (verify.bmc.piece), each a task of
 # the campaign; the pieces' verdicts are assembled into one (verify.bmc.assemble) and recorded in
@@ -249,10 +274,12 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
         m = get(name)
         plan = [p for p in PLAN.get(name, []) if p[3] or not quick]
         if app_shapes and name in APPLICATION_METHOD:
-            method, numerics = APPLICATION_METHOD[name]
+            how = APPLICATION_METHOD[name]
             have = {(p[0], p[1], p[2]) for p in plan}
-            plan += [(method, t, numerics, False) for t in application_shapes(name, ledger_file, app_limit)
-                     if (method, t, numerics) not in have]
+            for t in application_shapes(name, ledger_file, app_limit):
+                mn = how(t) if callable(how) else how
+                if mn is not None and (mn[0], t, mn[1]) not in have:
+                    plan.append((mn[0], t, mn[1], False))
         if not plan:
             plain.append(name)
             continue
@@ -276,7 +303,11 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
             method, shape = MUTATION_CHECKS.get((name, mut), ("chc" if name in CHC_ONLY_MAPPINGS else "bmc", default))
             tag = "" if method == "bmc" else f"{method}/"
             also = [MUTATION_ALSO[name]] if name in MUTATION_ALSO and (name, mut) not in MUTATION_CHECKS else []
-            for at in [shape] + also:
+            runs = [(method, at) for at in [shape] + also]
+            if name in MUTATION_CHC and method != "chc":
+                runs.append(("chc", MUTATION_CHC[name]))
+            for method, at in runs:
+                tag = "" if method == "bmc" else f"{method}/"
                 out.append(campaign.Task(f"mutation/{name}/{tag}{at}/{mut}/{timeout:g}/{digest(m, _checker(method))}",
                                          mutation_task, (name, at, mut, timeout, method), fresh=fresh))
     return out, plain

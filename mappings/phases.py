@@ -109,7 +109,11 @@ class Phase:
     ``also_writes``: other memories the loop may write (e.g. VTA's STORE writes DRAM).
     ``split``: (param, values) -- the loop is proved once per value of one of ``params`` (every
     expression of the phase with that value substituted; the checker proves that ``pre`` allows no
-    other value), so the loop's other lanes drop out of each case's formulas; output phases only."""
+    other value), so the loop's other lanes drop out of each case's formulas; output phases only.
+    ``constants``: {state name: value} for scalar states no child instruction writes (checked) that
+    hold these values when the loop starts (part of the invariant, so initiation proves them); the
+    loop system is built with them substituted, so address arithmetic over configuration registers
+    folds and stores to other lanes are told apart syntactically."""
     name: str
     side: str
     command: int
@@ -127,6 +131,7 @@ class Phase:
     establishes: Region | None = None
     also_writes: tuple = ()
     split: tuple | None = None      # (param, values): one proof per value (a case split on a tracked parameter)
+    constants: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)

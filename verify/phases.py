@@ -96,6 +96,7 @@ class _Morph:
         self.memo: dict[int, Expr] = {}
         self.rw = Rewriter()
         self.havocs: list[Expr] = []
+        self.lin: dict = {}                  # linear normal forms of address terms (_addr_eq)
 
     def havoc(self, width: int) -> Expr:
         h = symbol(f"havoc.{self.tag}.{len(self.havocs)}", BvSort(width))
@@ -116,15 +117,30 @@ class _Morph:
                 if t is a:
                     out = c
                     continue
-                same = _addr_eq(self.rw, a, t)
+                same = _addr_eq(self.rw, a, t, self.lin)
+                if same is TRUE:
+                    out = c
+                    continue
                 if same is not FALSE:
                     out = b(Op.ITE, c.sort, (same, c, out), None)
             return out
-        if m.op is Op.STORE:
-            same = _addr_eq(self.rw, a, self.expr(m.args[1]))
-            if same is FALSE:
-                return self.load_from(m.args[0], a)
-            return b(Op.ITE, BvSort(m.sort.data_width), (same, self.expr(m.args[2]), self.load_from(m.args[0], a)), None)
+        if m.op is Op.STORE:                   # a chain of stores, walked iteratively (thousands deep)
+            hits = []
+            while m.op is Op.STORE:
+                same = _addr_eq(self.rw, a, self.expr(m.args[1]), self.lin)
+                if same is TRUE:                  # the last store to this address: nothing older matters
+                    hits.append((same, self.expr(m.args[2])))
+                    break
+                if same is not FALSE:
+                    hits.append((same, self.expr(m.args[2])))
+                m = m.args[0]
+            out = None if hits and hits[-1][0] is TRUE else self.load_from(m, a)
+            for same, v in reversed(hits):
+                if same is TRUE:
+                    out = v
+                    continue
+                out = b(Op.ITE, BvSort(m.sort.data_width), (same, v, out), None)
+            return out
         if m.op is Op.ITE:
             return b(Op.ITE, BvSort(m.sort.data_width),
                      (self.expr(m.args[0]), self.load_from(m.args[1], a), self.load_from(m.args[2], a)), None)
@@ -168,12 +184,54 @@ def _low(e: Expr) -> tuple[Expr, int, int] | None:
     return None if sh is None else (sh[0], sh[1], 0)
 
 
-def _addr_eq(rw: Rewriter, a: Expr, t: Expr) -> Expr:
-    """``a = t``, decided false when both are ``x * 2**k + c`` with distinct constants ``c`` below
-    ``2**k`` (their low k bits differ): an identity of modular arithmetic."""
+def _linear(e: Expr, memo: dict) -> tuple[tuple, int]:
+    """``e`` as a polynomial of degree 1 modulo ``2**width``: (sorted ((atom uid, coefficient), ...),
+    constant), over ``+``, ``-``, negation, products and left shifts by constants; any other
+    subterm is an atom."""
+    got = memo.get(e.uid)
+    if got is not None:
+        return got
+    m = (1 << e.sort.width) - 1
+    out = None
+    if e.op is Op.CONST:
+        out = ((), e.payload & m)
+    elif e.op in (Op.ADD, Op.SUB) or (e.op is Op.MUL and any(a.op is Op.CONST for a in e.args)) or \
+            (e.op is Op.SHL and e.args[1].op is Op.CONST) or e.op is Op.NEG:
+        if e.op is Op.NEG:
+            parts, k = [(e.args[0], -1)], 0
+        elif e.op is Op.MUL:
+            c, x = (e.args[0], e.args[1]) if e.args[0].op is Op.CONST else (e.args[1], e.args[0])
+            parts, k = [(x, c.payload)], 0
+        elif e.op is Op.SHL:
+            parts, k = [(e.args[0], 1 << min(e.args[1].payload, e.sort.width))], 0
+        else:
+            parts, k = [(e.args[0], 1), (e.args[1], 1 if e.op is Op.ADD else -1)], 0
+        coeffs: dict = {}
+        for x, f in parts:
+            terms, c = _linear(x, memo)
+            k += f * c
+            for u, g in terms:
+                coeffs[u] = (coeffs.get(u, 0) + f * g) & m
+        out = (tuple(sorted((u, g) for u, g in coeffs.items() if g)), k & m)
+    if out is None:
+        out = (((e.uid, 1),), 0)
+    memo[e.uid] = out
+    return out
+
+
+def _addr_eq(rw: Rewriter, a: Expr, t: Expr, memo: dict | None = None) -> Expr:
+    """``a = t``, decided syntactically where an identity of modular arithmetic decides it: false
+    when both are ``x * 2**k + c`` with distinct constants ``c`` below ``2**k`` (their low k bits
+    differ), or when their degree-1 normal forms (:func:`_linear`) differ by a non-zero constant;
+    true when the normal forms are equal."""
     la, lt = _low(a), _low(t)
     if la is not None and lt is not None and la[1] == lt[1] and la[2] != lt[2]:
         return FALSE
+    if a.sort == t.sort and a.sort.is_bv:
+        memo = {} if memo is None else memo
+        fa, ft = _linear(a, memo), _linear(t, memo)
+        if fa[0] == ft[0]:
+            return TRUE if fa[1] == ft[1] else FALSE
     return rw.build(Op.EQ, BOOL, (a, t), None)
 
 
@@ -189,9 +247,24 @@ def phase_system(ila, phase: Phase, start_array: Expr, kept: dict, tag: str) -> 
     instrs = [i for c in children for i in c.instrs]
     cells = [symbol(f"cell.{tag}.{k}", BvSort(mem.sort.data_width)) for k in range(len(phase.addrs))]
     mo = _Morph(mem, list(phase.addrs), cells, start_array, phase.write_region, kept, tag)
+    const = {}
+    for name, v in phase.constants.items():
+        s = ila.state(name)
+        if s.sort.is_mem:
+            raise PhaseError(f"{phase.name}: constant {name} is a memory")
+        const[s] = v if isinstance(v, Expr) else _const(v, s.sort)
+    fix = Rewriter(const) if const else None
+    for s in const:                 # every instruction leaves a constant as it is (its update folds back)
+        for i in instrs:
+            u = i.get_update(s)
+            if u is not None and u is not s and fix.one(u) is not const[s]:
+                raise PhaseError(f"{phase.name}: constant {s.name} is changed by {i.name}")
+
+    def term(e):
+        return e if fix is None or e is None else fix.one(e)
     support, seen = [], set()
     for i in instrs:
-        for e in [i.host.valid, i.get_decode(), *i.updates.keys(), *i.updates.values()]:
+        for e in [term(i.host.valid), term(i.get_decode()), *i.updates.keys(), *map(term, i.updates.values())]:
             for v in toposort([e]):
                 if v.op is Op.VAR and not v.sort.is_mem and v.payload[0] == "state" and v.uid not in seen:
                     seen.add(v.uid)
@@ -199,9 +272,9 @@ def phase_system(ila, phase: Phase, start_array: Expr, kept: dict, tag: str) -> 
     allowed = {phase.memory, *phase.also_writes}
     fires, per, stores, forbidden = [], [], [], []
     for i in instrs:
-        fire = mo.expr(mo.rw.build(Op.AND, BOOL, (i.host.valid, i.get_decode()), None))
-        upd = {s: (mo.expr(i.get_update(s)) if i.get_update(s) is not None else s) for s in support}
-        new_mem = i.get_update(mem)
+        fire = mo.expr(mo.rw.build(Op.AND, BOOL, (term(i.host.valid), term(i.get_decode())), None))
+        upd = {s: (mo.expr(term(i.get_update(s))) if i.get_update(s) is not None else s) for s in support}
+        new_mem = term(i.get_update(mem))
         for t, c in zip(phase.addrs, cells):
             upd[c] = mo.load_from(new_mem, t) if new_mem is not None else c
         st = [mo.expr(a) for a in _store_addrs(new_mem, mem)] if new_mem is not None else []
@@ -509,6 +582,7 @@ class _Walk:
         loop_ended = False
         self.host_reads: list = []          # (position, [(memory, address), ...])
         self.resets: list = []
+        self.states_at: dict[int, dict] = {}   # scalar state before each command that writes memory and state
         for n, cmd in enumerate(side.commands):
             h = side.host(cmd) if side.host is not None else None
             if h is not None:
@@ -552,6 +626,8 @@ class _Walk:
                 state = {**state, **fresh}
                 loop_ended = True
             elif scalar:
+                if any(s.sort.is_mem and u is not s for s, u in ins.updates.items()):
+                    self.states_at[n] = state
                 state = self._step(ins, cmd, state, n)
                 en = Rewriter({ila.state(k): v for k, v in state.items()}).one(self._enabled())
                 if en is not FALSE:
@@ -665,10 +741,16 @@ class _Images:
             plan = self._plan(ins)
             if not plan:
                 continue
+            state = None
             if any(not s.sort.is_mem for s in ins.updates):
-                raise PhaseError(f"{walk.side.name}: command {n} ({ins.name}) writes memory and state; lemmas take "
-                                 "pure data transfers only")
-            fast = self._fast(ins, plan)
+                # a transfer that also writes state (e.g. a scratchpad pull that latches its source
+                # address): its memory writes are evaluated with the walk's scalar state before it,
+                # which must be constant wherever the writes read it; the walk did its state updates
+                state = walk.states_at.get(n)
+                if state is None:
+                    raise PhaseError(f"{walk.side.name}: command {n} ({ins.name}) writes memory and state at a "
+                                     "point the walk did not record")
+            fast = self._fast(ins, plan) if state is None else None
             if fast is not None:
                 vals = {name: cmd.get(name, 0) for name in fast[0]}
                 for s, chain in fast[1]:
@@ -681,6 +763,14 @@ class _Images:
             for v in self._used(ins, plan):
                 val = cmd.get(v.name, 0)
                 env[v] = val if isinstance(val, Expr) else _const(val, v.sort)
+            if state is not None:
+                for v in toposort([e for _, chain in plan for pair in chain for e in pair]):
+                    if v.op is Op.VAR and v.payload[0] == "state" and not v.sort.is_mem:
+                        val = state[v.name]
+                        if not (isinstance(val, Expr) and val.op is Op.CONST):
+                            raise PhaseError(f"{walk.side.name}: command {n} ({ins.name}) writes memory at an address "
+                                             f"or with data that depends on state {v.name}, which is not constant there")
+                        env[v] = val
             ev = _Eval(env, self.images, ila)
             for s, chain in plan:
                 img = self.images.setdefault(s.name, {})
@@ -756,8 +846,9 @@ def _const(val, sort):
 
 
 class _Eval:
-    """Evaluate an update term of one command: inputs from ``env``, loads from the images (a
-    state read is refused: data transfers read no scalar state here)."""
+    """Evaluate an update term of one command: inputs (and, for a transfer that also writes state,
+    the constant scalar states the walk had before it) from ``env``, loads from the images; any
+    other state read is refused."""
 
     def __init__(self, env: dict, images: dict, ila):
         self.env, self.images, self.ila = env, images, ila
@@ -1190,11 +1281,12 @@ class _Checker:
         post_all = land(*conj)
         inv_f = phase.invariant
         inferred = ""
+        fixed = [ila.state(n).eq(v) for n, v in phase.constants.items()]
         if inv_f is None:
             kept_c, inferred = self._houdini(phase, P, sysm, {**full, **start}, hyp)
-            inv = land(sysm.consistency(), *kept_c)
+            inv = land(sysm.consistency(), *fixed, *kept_c)
         else:
-            inv = land(sysm.consistency(), inv_f(P))
+            inv = land(sysm.consistency(), *fixed, inv_f(P))
         name = f"{phase.side}.{phase.name}{case}"
         worst = Status.HOLDS
         at_start = Rewriter({**full, **start})
@@ -1237,12 +1329,14 @@ class _Checker:
             if sysm.forbidden[k]:
                 continue
             writes_cells = any(nxt[c] is not c for c in sysm.cells)
-            if (part == "base" and writes_cells) or (part == "writers" and not writes_cells):
-                continue
             base = land(hyp, inv, fire)
-            if st and phase.write_region is not None:
+            # the frame (where the loop writes) does not depend on the tracked cell: checked once, in
+            # the unsplit part, for every instruction
+            if st and phase.write_region is not None and part != "writers":
                 worst = worst.worst(self.valid(f"{name}: {iname} writes {phase.memory} inside its region",
                                                pinned(implies(base, land(*[phase.write_region(a) for a in st])))))
+            if (part == "base" and writes_cells) or (part == "writers" and not writes_cells):
+                continue
             rw = Rewriter(nxt)
             fxp = [tuple(pin.one(e) for e in f) for f in fx]
             whole = pinned(implies(base, rw.one(inv)))

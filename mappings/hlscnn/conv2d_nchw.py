@@ -33,8 +33,11 @@ Hp = H + 2P, Wp = W + 2P; IR out[o, y, x] <-> scratchpad-1 byte pair
 
 Proof (``--method bmc``, one input channel): :mod:`mappings.hlscnn.conv2d_nchw_proof`, the
 abstract-arithmetic proof of :mod:`mappings.hlscnn.conv2d_proof` with the host layout and padding
-of this mapping on the accelerator side and the padded NCHW fragment on the IR side. Seeded bugs:
-:mod:`verify.mutations.hlscnn_nchw`.
+of this mapping on the accelerator side and the padded NCHW fragment on the IR side (several input
+channels: against the declared numerics term). ``--method chc``: the phase proof of
+:mod:`mappings.hlscnn.conv2d_nchw_chc` (the convolution loop nest for one tracked output, any
+number of channels, outputs of one 4 x 32 tile), whose cost does not grow with the number of
+outputs. Seeded bugs: :mod:`verify.mutations.hlscnn_nchw`.
 
 Numerics: float32 reference on the original inputs (paper §4.4.1; :func:`reference`, an NCHW
 convolution written here from Relay's definition, independent of the layout code); the
@@ -294,7 +297,8 @@ def make(bits: int) -> Mapping:
         ir_fragment=ir_fragment, refinement=refinement,
         # BMC over abstract arithmetic (C = 1): mappings.hlscnn.conv2d_nchw_proof (named, not imported)
         proof=Proof(f"mappings.hlscnn.conv2d_nchw_proof:proof_setup{'' if bits == 16 else '_w8'}",
-                    {"H": 3, "W": 3, "C": 1, "O": 2, "K": 2, "S": 1, "P": 1}),
+                    {"H": 3, "W": 3, "C": 1, "O": 2, "K": 2, "S": 1, "P": 1},
+                    chc_spec=f"mappings.hlscnn.conv2d_nchw_chc:chc_spec{'' if bits == 16 else '_w8'}"),
         mutations="verify.mutations.hlscnn_nchw:conv2d_nchw_mutations",
     )
 

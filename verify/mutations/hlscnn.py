@@ -36,6 +36,15 @@ def _output_base(job):
     job.commands[:] = [cfg_write("AccelConvOutputsBaseAddr", 16) if c == at else c for c in job.commands]
 
 
+def _relu_on(job):
+    from ila.models.hlscnn.driver import cfg_write
+    from ila.models.hlscnn.model import REG_ID, SLAVE_BASE
+    addr = SLAVE_BASE + 4 * REG_ID["AccelConvChannelConfig"]
+    at = [k for k, c in enumerate(job.commands) if c.get("top_slave_addr_in") == addr]
+    if at:
+        job.commands[at[-1]] = cfg_write("AccelConvChannelConfig", 1 << 17)
+
+
 def _readback_base(job):
     for c in job.read_commands:
         c["top_slave_addr_in"] += 16
@@ -70,6 +79,9 @@ def conv2d_mutations() -> dict[str, Mutation]:
         Mutation("output_base_off_by_one", "configuration-fields",
                  "generator: the outputs base register is one 16-byte beat (one pixel) too far",
                  (Patch(_DRIVER, "conv2d_program", _stream(_output_base)),)),
+        Mutation("relu_enabled", "configuration-fields",
+                 "generator: the channel configuration register enables the unit's ReLU (negative outputs become 0)",
+                 (Patch(_DRIVER, "conv2d_program", _stream(_relu_on)),)),
         Mutation("wrong_readback_base", "read-back", "driver: the outputs are read from one 16-byte beat further",
                  (Patch(_DRIVER, "conv2d_program", _stream(_readback_base)),)),
         Mutation("output_pixel_off_by_one", "read-back",

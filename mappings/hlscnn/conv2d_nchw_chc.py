@@ -1,0 +1,389 @@
+"""Phase proof of ``hlscnn.conv2d_nchw`` / ``conv2d_nchw_w8`` (issue 26): HLSCNN's convolution
+loop nest proved for one tracked output cell, so the proof's cost does not grow with the number of
+outputs (:mod:`mappings.phases`, checked by :mod:`verify.phases`).
+
+What is proved, at one shape H x W x C x O x K x S x P (any number of input channels), for ALL
+16-bit activations x[C, H, W] (ACT raw), ALL weights w[O, C, K, K] (16-bit, or 8-bit for the
+original design) and ALL interpretations of HLSCNN's datapath functions (``ConvMac``,
+``ConvMacPsum2Act``, ``ActAdd2Psum``, ``Psum2Act``: uninterpreted, no axioms): every output the
+mapping's read-back returns equals the declared numerics term, the IR's padded conv2d computed in
+HLSCNN's order and rounding (:func:`mappings.hlscnn.conv2d_nchw_proof.padded_term`). The
+accelerator side is the mapping's own program: its host layout (NCHW -> padded HWC, OIHW -> OHWI,
+:func:`mappings.hlscnn.conv2d_nchw.build_job`) and the exact stream the HLSCNN driver emits for it
+(SoC-memory images, the weight pull into scratchpad 0, the registers, the trigger, the
+scratchpad-1 reads), run on the HLSCNN ILA the simulator runs (``build_hlscnn(bits, 32, 4)``: one
+child instruction computes a 4 x 32 tile of output pixels x 8 filters for one kernel tap of one
+channel block), and the mapping's read-back (:func:`mappings.hlscnn.conv2d_nchw.readback`).
+
+Pieces (checked by :mod:`verify.phases`):
+
+* lemmas ``act`` and ``wgt`` (codegen bytes, order): when the trigger is written, SoC-memory byte
+  ``2 (((cb Hp + y) Wp + x) 8 + i) + b`` holds byte b of the padded activation xpad[8 cb + i, y, x]
+  (zero in the P-wide border and in the channel padding) and scratchpad-0 byte
+  ``wb ((((o ncb + cb) K + ky) K + kx) 8 + i) + b`` byte b of w[o, 8 cb + i, ky, kx] (zero in the
+  channel and filter padding), for every point, by executing the emitted writes (the pull copies
+  included) through the model's own instructions;
+* phase ``conv`` (the child loop ``Accel_Conv_Child``, model-loops, configuration-fields): for the
+  tracked output (fb, f, oy, ox), the two bytes of scratchpad 1 at
+  ``2 (((fb OH + oy) OW + ox) 8 + f)`` hold V(n) after the loop has applied n of the
+  ``ntaps = ncb K K`` taps to it, and V(ntaps) at the loop's end. V is a specification function
+  constrained by its definitional instances: V(0) = 0 and
+  V(t + 1) = Psum2Act(ActAdd2Psum(ConvMacPsum2Act(ConvMac(...ConvMac(0, w_0, a_0)..., w_7, a_7)), V(t)))
+  over the 8 channels of tap t = (cb K + ky) K + kx (the hardware's tap order), a_i =
+  xpad[8 cb + i, S oy + ky, S ox + kx], w_i = w[8 fb + f, 8 cb + i, ky, kx] (an 8-bit weight widened
+  by a zero byte, as the datapath does);
+* check ``term``: V, unrolled at every output of this shape, is syntactically the declared term
+  (``padded_term``, built from the IR's definitions of padding and layout, not from this proof's
+  regions);
+* check ``read-back``: the mapping's read-back run on symbolic reads returns, for output
+  out[o, oy, ox], the 16-bit little-endian word of the two scratchpad-1 bytes of the tracked cell
+  (fb, f) = divmod(o, 8) read after the loop, with nothing written in between; and every read
+  command is the model's ``SPAD1_DATA_RD`` of those 16 bytes (its update terms, substituted).
+
+The tracked cell survives to the stream's end (no later command writes scratchpad 1), so every
+result element is its output's V(ntaps), which is the declared term. Invariants are supplied
+(``infer=False``) or inferred by Houdini from the same relational candidates.
+
+Seeded bugs: :mod:`verify.mutations.hlscnn_nchw` (host layout, read-back) and the driver's
+(:mod:`verify.mutations.hlscnn`); a failing piece is confirmed by BMC at the proof's small shapes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ila import TRUE, BvSort, FuncRef, bv_const, concat, extract, implies, ite, land, load, lor, zext
+from ila.sorts import MemSort
+from ila.unroll import symbol
+from mappings.base import MappingError, symbolic_data
+from mappings.phases import Lemma, Phase, PhaseProof, Region, Side, array
+
+W32 = 32
+ROWS, COLS = 4, 32            # the output tile of one child instruction (``build_hlscnn(bits, 32, 4)``)
+BLOCK = 8                     # CHANNEL_BLOCK
+
+
+def _p(name):
+    return symbol(f"p.{name}", BvSort(W32))
+
+
+def _c(v):
+    return bv_const(int(v), W32)
+
+
+def _byte(v16, b):
+    """Byte ``b`` (a 32-bit term, 0 or 1) of the 16-bit ``v16``: the low byte at 0 (little-endian)."""
+    return ite(b.eq(0), extract(v16, 7, 0), extract(v16, 15, 8))
+
+
+def _reg_value(commands: list, reg: str) -> int:
+    """The value of the last write of configuration register ``reg`` in ``commands``."""
+    from ila.models.hlscnn.model import REG_ID, SLAVE_BASE
+    addr = SLAVE_BASE + 4 * REG_ID[reg]
+    hits = [c for c in commands if c.get("top_slave_if_wr") == 1 and int(c["top_slave_addr_in"]) == addr]
+    if not hits:
+        raise MappingError(f"hlscnn phase proof: the stream never writes {reg}")
+    off = addr & 15
+    return sum(int(hits[-1][f"top_slave_data_in_{off + k}"]) << (8 * k) for k in range(4))
+
+
+def host_command(cmd: dict):
+    """The runner's meaning of a scratchpad-1 read (the port observes the 16 read-data states):
+    ``("read", [(scratch_pad_1, a + b) for b < 16])``; None for every other command."""
+    from ila.models.hlscnn.model import SPAD1_BASE
+    if cmd.get("top_slave_if_rd") == 1:
+        a = (int(cmd["top_slave_addr_in"]) & 0xFFFFFF) - SPAD1_BASE
+        return ("read", [("scratch_pad_1", a + b) for b in range(16)])
+    return None
+
+
+def read_problems(ila, commands: list) -> list[str]:
+    """Every command :func:`host_command` treats as a read is the model's ``SPAD1_DATA_RD``, whose
+    update of ``top_slave_rd_data_b`` is ``scratch_pad_1[a + b]`` (its terms, substituted)."""
+    from ila.simplify import Rewriter
+    from ila.unroll import _env, _inputs_for
+    state = {v.name: symbol(f"rd.{v.name}", v.sort) for v in ila.all_states()}
+    mem = state["scratch_pad_1"]
+    bad = []
+    for n, cmd in enumerate(commands):
+        h = host_command(cmd)
+        if h is None:
+            continue
+        rw = Rewriter(_env(ila, state, _inputs_for(ila, {**{v.name: 0 for v in ila.all_inputs()}, **cmd}, 0, "rd.")))
+        fired = [i for i in ila.instrs if rw.one(land(ila.valid, i.get_decode())) is TRUE]
+        if [i.name for i in fired] != ["SPAD1_DATA_RD"]:
+            bad.append(f"command {n}: a read that fires {[i.name for i in fired]}, not SPAD1_DATA_RD")
+            continue
+        ins = fired[0]
+        for b, (m, a) in enumerate(h[1]):
+            got = rw.one(ins.get_update(ila.state(f"top_slave_rd_data_{b}")))
+            if got is not Rewriter().one(load(mem, _c(a))):
+                bad.append(f"command {n}: read byte {b} is {got.short()[:80]}, not scratch_pad_1[{a:#x}]")
+                break
+        if len(bad) >= 3:
+            break
+    return bad
+
+
+def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhaseProof:
+    """The phase proof at ``shape`` (module docstring). Raises MappingError for a shape the
+    mapping refuses."""
+    from ila.models.hlscnn import driver
+    from ila.models.hlscnn.model import VIR_MEM_BASE, build_hlscnn
+    from ila.models.hlscnn.numerics import ACT_ADD_PSUM, CONV_MAC, PSUM_TO_ACT_RND, PSUM_TO_ACT_TRN
+    from mappings.hlscnn import conv2d_nchw as M
+    name = "hlscnn.conv2d_nchw" if bits == 16 else "hlscnn.conv2d_nchw_w8"
+    M.make(bits).check_shape(shape)
+    H, W, C, O, K, S, P = (shape[d] for d in M.SHAPE_DIMS)
+    Hp, Wp = H + 2 * P, W + 2 * P
+    OH, OW = M.out_hw(shape)
+    ncb, nfb = -(-C // BLOCK), -(-O // BLOCK)
+    ntaps = ncb * K * K
+    wb = bits // 8
+    nx, nw = C * H * W, O * C * K * K
+    data = symbolic_data(nx, 16, prefix="x") + symbolic_data(nw, bits, prefix="w")
+    x_raw = np.array(data[:nx], dtype=object).reshape(C, H, W)
+    w_raw = np.array(data[nx:], dtype=object).reshape(O, C, K, K)
+    try:
+        job = M.build_job(x_raw, w_raw, shape, bits)
+    except driver.HlscnnError as e:
+        raise MappingError(f"{name} phase proof: the driver refuses shape {shape}: {e}") from e
+    cmds = list(job.commands) + list(job.read_commands)
+    from ila.models.hlscnn.model import REG_ID, SLAVE_BASE
+    trig_addr = SLAVE_BASE + 4 * REG_ID["AccelConvTrigger"]
+    trig = [k for k, c in enumerate(cmds) if c.get("top_slave_if_wr") == 1 and int(c["top_slave_addr_in"]) == trig_addr]
+    if len(trig) != 1:
+        raise MappingError(f"{name} phase proof: the stream writes the trigger {len(trig)} times, not once")
+    trig = trig[0]
+    act_base = (_reg_value(cmds, "AccelConvActivationBaseAddr") - VIR_MEM_BASE) & 0xFFFFFFFF
+    wgt_base = _reg_value(cmds, "AccelConvWeightsBaseAddr")
+    out_base = _reg_value(cmds, "AccelConvOutputsBaseAddr")
+    hl = build_hlscnn(bits, COLS, ROWS)
+    X = symbol("data.x", MemSort(W32, 16))
+    Wt = symbol("data.w", MemSort(W32, bits))
+    z16, z32 = bv_const(0, 16), bv_const(0, W32)
+
+    # ------------------------------------------------------------------ the data, from the IR's definitions
+    def xpad(c, y, x):
+        """xpad[c, y, x]: x[c, y - P, x - P] inside, 0 in the border and the channel padding."""
+        inside = land(c.ult(C), (y - P).ult(H), (x - P).ult(W))
+        return ite(inside, load(X, (c * H + (y - P)) * W + (x - P)), z16)
+
+    def wraw(o, c, ky, kx):
+        """w[o, c, ky, kx] in the weight format (0 in the channel and filter padding)."""
+        return ite(land(o.ult(O), c.ult(C)), load(Wt, ((o * C + c) * K + ky) * K + kx), bv_const(0, bits))
+
+    def w16(o, c, ky, kx):
+        v = wraw(o, c, ky, kx)
+        return v if bits == 16 else concat(v, bv_const(0, 8))      # the datapath widens an 8-bit weight
+
+    V = FuncRef(f"hlscnn_conv_partial_w{bits}", BvSort(16), [BvSort(W32)] * 4)
+
+    def step(o, oy, ox, cb, ky, kx, prev):
+        """The partial output after one more tap (cb, ky, kx) from ``prev`` (the hardware's order)."""
+        psum = z32
+        for i in range(BLOCK):
+            c = cb * BLOCK + i
+            psum = CONV_MAC(psum, w16(o, c, ky, kx), xpad(c, oy * S + ky, ox * S + kx))
+        return PSUM_TO_ACT_TRN(ACT_ADD_PSUM(PSUM_TO_ACT_RND(psum), prev))
+
+    def tap_of(cb, ky, kx):
+        return (cb * K + ky) * K + kx
+
+    # ------------------------------------------------------------------ lemmas: the SoC memory and scratchpad 0
+    acb, ay, ax, ai, ab = (_p(f"act.{n}") for n in ("cb", "y", "x", "i", "b"))
+    r_act = Region("act", "acc", "virtual_soc_memory", "act", (acb, ay, ax, ai, ab),
+                   land(acb.ult(ncb), ay.ult(Hp), ax.ult(Wp), ai.ult(BLOCK), ab.ult(2)),
+                   (((acb * Hp + ay) * Wp + ax) * BLOCK + ai) * 2 + ab + act_base,
+                   _byte(xpad(acb * BLOCK + ai, ay, ax), ab))
+    wo, wcb, wky, wkx, wi, wbb = (_p(f"wgt.{n}") for n in ("o", "cb", "ky", "kx", "i", "b"))
+    wbyte = (wraw(wo, wcb * BLOCK + wi, wky, wkx) if bits == 8 else
+             _byte(wraw(wo, wcb * BLOCK + wi, wky, wkx), wbb))
+    r_wgt = Region("wgt", "acc", "scratch_pad_0", "wgt", (wo, wcb, wky, wkx, wi, wbb),
+                   land(wo.ult(nfb * BLOCK), wcb.ult(ncb), wky.ult(K), wkx.ult(K), wi.ult(BLOCK), wbb.ult(wb)),
+                   ((((wo * ncb + wcb) * K + wky) * K + wkx) * BLOCK + wi) * wb + wbb + wgt_base, wbyte)
+    lemmas = [Lemma("act", "acc", trig, r_act, (range(ncb), range(Hp), range(Wp), range(BLOCK), range(2)),
+                    {X: data[:nx]}),
+              Lemma("wgt", "acc", trig, r_wgt, (range(nfb * BLOCK), range(ncb), range(K), range(K), range(BLOCK),
+                                                range(wb)), {Wt: data[nx:]})]
+
+    # ------------------------------------------------------------------ the convolution loop, one tracked output
+    if OH > ROWS or OW > COLS:
+        raise MappingError(f"{name} phase proof: the output {OH}x{OW} takes more than one {ROWS}x{COLS} tile of the "
+                           f"convolution unit; the phase proof takes single-tile outputs (use --method bmc)")
+    # the tracked output: filter block fb, and q = (oy OW + ox) 8 + f (one case per pixel and filter lane)
+    fb_, q_ = _p("fb"), _p("q")
+    f_, ox_, oy_ = q_.urem(BLOCK), q_.udiv(BLOCK).urem(OW), q_.udiv(BLOCK * OW)
+    o_ = fb_ * BLOCK + f_
+    pre = land(fb_.ult(nfb), q_.ult(OH * OW * BLOCK), o_.ult(O))
+    if out_base % 16:
+        raise MappingError(f"{name} phase proof: the output base {out_base:#x} is not 16-byte aligned")
+    word = ((fb_ * OH + oy_) * OW + ox_ + out_base // 16) * 16 + f_ * 2
+    addrs = [word, word + 1]
+    n_out = nfb * OH * OW * 16
+
+    def counters(P):
+        return [zext(P.state(n), W32) for n in ("conv_child_filter_blk", "conv_child_chan_blk", "conv_child_k_row",
+                                                 "conv_child_k_col", "conv_child_row_tile", "conv_child_col_tile")]
+
+    def facts(P):
+        fb, cb, ky, kx, _, _ = counters(P)
+        vir, sp0 = P.array("virtual_soc_memory"), P.array("scratch_pad_0")
+        out = []
+        for i in range(BLOCK):
+            for b in range(2):
+                out.append((r_act, vir, (cb, oy_ * S + ky, ox_ * S + kx, _c(i), _c(b))))
+            for b in range(wb):
+                out.append((r_wgt, sp0, (o_, cb, ky, kx, _c(i), _c(b))))
+        return out
+
+    def axioms(P):
+        _, cb, ky, kx, _, _ = counters(P)
+        t = tap_of(cb, ky, kx)
+        ok = land(cb.ult(ncb), ky.ult(K), kx.ult(K))
+        return [V(o_, oy_, ox_, z32).eq(z16),
+                implies(ok, V(o_, oy_, ox_, t + 1).eq(step(o_, oy_, ox_, cb, ky, kx, V(o_, oy_, ox_, t))))]
+
+    def inv(P, relational_only=False):
+        busy = P.state("accel_conv_child_valid")
+        fb, cb, ky, kx, rtile, tile = counters(P)
+        cell = concat(P.cells[1], P.cells[0])
+        start = concat(load(P.array("scratch_pad_1"), addrs[1]), load(P.array("scratch_pad_1"), addrs[0]))
+        # one tile: the tap is applied to every output at once
+        n = tap_of(cb, ky, kx)
+        here = busy & fb.eq(fb_)
+        rel = [implies(busy & fb.ult(fb_) | here & n.eq(0), cell.eq(start)),
+               implies(here & n.ne(0), cell.eq(V(o_, oy_, ox_, n))),
+               implies(~busy | busy & fb_.ult(fb), cell.eq(V(o_, oy_, ox_, _c(ntaps))))]
+        if relational_only:
+            return rel
+        bounds = land(fb.ult(nfb), cb.ult(ncb), ky.ult(K), kx.ult(K), rtile.ult(-(-OH // ROWS)),
+                      tile.ult(-(-OW // COLS)))
+        idle = land(*[v.eq(0) for v in counters(P)])
+        return land(implies(busy, bounds), implies(~busy, idle), *rel)
+
+    fields = {"conv_in_chan": C, "conv_in_rows": Hp, "conv_in_cols": Wp, "conv_out_chan": O, "conv_out_rows": OH,
+              "conv_out_cols": OW, "conv_stride": S, "conv_k_rows": K, "conv_k_cols": K, "conv_en_bias": 0,
+              "conv_en_relu": 0, "conv_en_accum": 0, "conv_act_base": act_base + VIR_MEM_BASE,
+              "conv_wgt_base": wgt_base, "conv_out_base": out_base, "conv_child_row_tile": 0, "conv_child_col_tile": 0}
+    conv = Phase("conv", "acc", trig, "scratch_pad_1", (fb_, q_), pre, addrs,
+                 write_region=lambda a: land(a.uge(out_base), a.ult(out_base + n_out)),
+                 reads=("virtual_soc_memory", "scratch_pad_0"), facts=facts, axioms=axioms,
+                 invariant=None if infer else inv, candidates=lambda P: inv(P, True),
+                 post=lambda P: concat(P.cells[1], P.cells[0]).eq(V(o_, oy_, ox_, _c(ntaps))),
+                 constants=fields, split=(q_, range(OH * OW * BLOCK)))
+
+    # ------------------------------------------------------------------ checks: the term, the read-back
+    def term_problems():
+        """V unrolled at every output is the declared term (syntactically, after substituting the data)."""
+        from ila.ops import Op
+        from ila.simplify import Rewriter
+        from ila.walk import toposort
+        from mappings.hlscnn.conv2d_nchw_proof import padded_term
+        want = padded_term(x_raw, w_raw, shape, bits)             # [O, OH, OW]
+        arrays = {X.uid: data[:nx], Wt.uid: data[nx:]}
+        rw = Rewriter()
+        memo: dict = {}
+
+        def subst(e):
+            for n in toposort([e]):
+                if n.uid in memo:
+                    continue
+                if n.op is Op.LOAD and n.args[0].uid in arrays and n.args[1].op is Op.CONST:
+                    memo[n.uid] = arrays[n.args[0].uid][n.args[1].payload]
+                elif n.args and not n.sort.is_mem:
+                    memo[n.uid] = rw.build(n.op, n.sort, tuple(memo.get(a.uid, a) for a in n.args), n.payload)
+                else:
+                    memo[n.uid] = n
+            return memo[e.uid]
+        bad = []
+        for o in range(O):
+            for oy in range(OH):
+                for ox in range(OW):
+                    v = z16
+                    for cb in range(ncb):
+                        for ky in range(K):
+                            for kx in range(K):
+                                v = subst(rw.one(step(_c(o), _c(oy), _c(ox), _c(cb), _c(ky), _c(kx), v)))
+                    if v is not rw.one(want[o, oy, ox]):
+                        bad.append(f"out[{o}, {oy}, {ox}]: the specification's unrolling is not the declared term")
+                        if len(bad) >= 3:
+                            return bad
+        return bad
+
+    def readback_problems():
+        """The read-back on symbolic reads gives each output the word of its tracked cell's two bytes,
+        read after the loop with no write to scratchpad 1 in between; every read is SPAD1_DATA_RD."""
+        from ila.simplify import Rewriter
+        bad = read_problems(hl, cmds)
+        reads, origin = [], {}
+        for q, cmd in enumerate(cmds):
+            h = host_command(cmd)
+            if h is None:
+                if q > trig and cmd.get("top_slave_if_wr") == 1:
+                    bad.append(f"command {q} writes after the trigger")
+                continue
+            if q < trig:
+                bad.append(f"command {q} reads before the trigger")
+            row = [symbol(f"read{q}.{a:#x}", BvSort(8)) for _, a in h[1]]
+            for s, (_, a) in zip(row, h[1]):
+                origin[a] = s
+            reads.append(np.array(row, dtype=object))
+        got = np.asarray(M.readback(job, reads), dtype=object)
+        if got.shape != (O, OH, OW):
+            return bad + [f"the read-back returns shape {got.shape}, not {(O, OH, OW)}"]
+        rw = Rewriter()
+        for o in range(O):
+            for oy in range(OH):
+                for ox in range(OW):
+                    a = (((o // BLOCK) * OH + oy) * OW + ox) * 16 + (o % BLOCK) * 2 + out_base
+                    lo, hi = origin.get(a), origin.get(a + 1)
+                    if lo is None or hi is None or rw.one(got[o, oy, ox]) is not rw.one(concat(hi, lo)):
+                        bad.append(f"out[{o}, {oy}, {ox}] is not the word of scratch_pad_1[{a:#x}..{a + 1:#x}]")
+                    if len(bad) >= 3:
+                        return bad
+        return bad
+
+    scope = "x".join(str(shape[d]) for d in M.SHAPE_DIMS)
+    side = Side("acc", hl, cmds, host=host_command)
+    return PhaseProof(
+        scope=scope, sides={"acc": side}, params=(fb_, q_), pre=pre, phases=[conv], lemmas=lemmas,
+        final=lambda F: concat(F.cell("conv", 1), F.cell("conv", 0)).eq(V(o_, oy_, ox_, _c(ntaps))),
+        outputs=[("conv", 0), ("conv", 1)],
+        checks=[("term: the specification unrolled at every output is the declared numerics term", term_problems),
+                ("read-back: every output is the word of its tracked cell, read after the loop", readback_problems)],
+        covers=("codegen-bytes", "order", "configuration-fields", "model-loops", "read-back"), numerics="uf",
+        notes=[f"declared numerics: conv2d in HLSCNN's order and rounding (the term of --method bmc), "
+               f"{ntaps} taps per output, {nfb * ncb * K * K} child steps; " + gap(shape, bits)],
+        cex_shapes=({"H": 3, "W": 3, "C": 1, "O": 2, "K": 2, "S": 1, "P": 1},
+                    {"H": 3, "W": 3, "C": 9, "O": 2, "K": 2, "S": 1, "P": 1}))
+
+
+def gap(shape: dict, bits: int, samples: int = 3, seed: int = 0) -> str:
+    """The declared term's distance to the float32 IR operator, measured by simulation: the emitted
+    program on the ILA simulator (which the proof shows computes exactly the term) against the
+    mapping's float32 reference, on its seeded random inputs (Frobenius relative error)."""
+    from mappings.base import frobenius_relative_error
+    from mappings.hlscnn import conv2d_nchw as M
+    m = M.make(bits)
+    rng = np.random.default_rng(seed)
+    errs = []
+    for _ in range(samples):
+        inputs = m.random_inputs(shape, rng)
+        errs.append(frobenius_relative_error(m.reference(shape, inputs), m.run_accelerator(shape, inputs)))
+    return (f"that term vs the float32 conv2d, by simulation of the proved program: Frobenius relative error "
+            f"max {100 * max(errs):.2f} % over {samples} random inputs (tolerance {100 * m.tolerance_at(shape):g} %)")
+
+
+def chc_spec(shape: dict | None, *, numerics: str = "uf", infer: bool = False, bits: int = 16) -> PhaseProof:
+    """``Proof.chc`` of hlscnn.conv2d_nchw: the phase proof at ``shape`` (``numerics`` must be 'uf')."""
+    name = "hlscnn.conv2d_nchw" if bits == 16 else "hlscnn.conv2d_nchw_w8"
+    if shape is None:
+        raise MappingError(f"{name}: the all-sizes proof is not available; give a shape")
+    if numerics != "uf":
+        raise MappingError(f"{name}: numerics {numerics!r} is not available for proofs (use 'uf')")
+    return phase_proof(shape, bits, infer=infer)
+
+
+def chc_spec_w8(shape: dict | None, *, numerics: str = "uf", infer: bool = False) -> PhaseProof:
+    """``Proof.chc`` of hlscnn.conv2d_nchw_w8 (8-bit weights)."""
+    return chc_spec(shape, numerics=numerics, infer=infer, bits=8)

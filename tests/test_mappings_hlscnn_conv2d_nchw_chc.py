@@ -1,0 +1,84 @@
+"""The phase proof of hlscnn.conv2d_nchw / _w8 (mappings/hlscnn/conv2d_nchw_chc.py): proved at
+single-tile shapes with several channel blocks, refused (with the reason) for outputs of several
+tiles; seeded bugs refuted with a replayed counterexample, including one only the loop's
+configuration (the phase's initiation) catches; the checker's new pieces (address normal forms,
+loop constants, state-reading transfers) decide what they claim and nothing more."""
+import pytest
+
+from ila import bv_const
+from ila.simplify import Rewriter
+from ila.sorts import BvSort
+from ila.expr import FALSE, TRUE
+from ila.unroll import symbol
+from mappings import registry
+from mappings.base import MappingError
+from mappings.hlscnn.conv2d_nchw_chc import chc_spec, phase_proof
+from verify import mutations
+from verify.phases import PhaseError, _addr_eq, run
+
+SMALL = {"H": 1, "W": 1, "C": 9, "O": 2, "K": 1, "S": 1, "P": 0}        # 1x1 output, two channel blocks
+
+
+@pytest.mark.parametrize("bits", [16, 8])
+def test_a_single_tile_shape_is_proved_with_every_piece(bits):
+    status, rows, _ = run(phase_proof(SMALL, bits))
+    assert status.value == "holds", [(r.name, r.status, r.note) for r in rows if r.status.value != "holds"]
+    names = " ".join(r.name for r in rows)
+    for piece in ("lemma act", "lemma wgt", "term:", "read-back:", "initiation", "consecution", "exit", "final"):
+        assert piece in names
+
+
+def test_outputs_of_several_tiles_are_refused_naming_bmc():
+    with pytest.raises(MappingError, match="bmc"):
+        chc_spec({"H": 8, "W": 8, "C": 8, "O": 8, "K": 3, "S": 1, "P": 1})
+    with pytest.raises(MappingError, match="all-sizes"):
+        chc_spec(None)
+
+
+def test_the_cli_proves_it_by_chc(capsys):
+    from verify.mapping import main
+    assert main(["hlscnn.conv2d_nchw_w8", "--method", "chc", "--shape", "1x1x9x2x1x1x0", "--no-ledger"]) == 0
+    out = capsys.readouterr().out
+    assert "PROVED" in out and "declared numerics" in out
+
+
+@pytest.mark.parametrize("bug,shape", [
+    ("weight_channels_reversed", {"H": 2, "W": 2, "C": 9, "O": 2, "K": 2, "S": 1, "P": 0}),
+    pytest.param("readback_reshaped_not_transposed", {"H": 3, "W": 3, "C": 9, "O": 2, "K": 2, "S": 1, "P": 0},
+                 marks=pytest.mark.slow),      # 2 x 2 outputs (a 1 x 1 output hides a transposition)
+    pytest.param("padding_value_nonzero", {"H": 2, "W": 2, "C": 9, "O": 2, "K": 2, "S": 1, "P": 1},
+                 marks=pytest.mark.slow)])
+def test_seeded_bugs_are_refuted_and_replayed(bug, shape):
+    v = mutations.check(registry.get("hlscnn.conv2d_nchw"), shape, bug, "chc", solver="z3")
+    assert v.kind == "counterexample" and v.replayed, v
+
+
+def test_a_wrong_loop_configuration_fails_only_the_initiation():
+    v = mutations.check(registry.get("hlscnn.conv2d_nchw"), SMALL, "relu_enabled", "chc", solver="z3")
+    assert v.kind == "counterexample" and "initiation" in v.detail and "lemma" not in v.detail.split(";")[0]
+
+
+def _bv(name):
+    return symbol(name, BvSort(32))
+
+
+def test_address_normal_forms_decide_only_identities():
+    x, y, rw = _bv("x"), _bv("y"), Rewriter()
+    assert _addr_eq(rw, (x * 3 + 5) * 16 + 2, x * 48 + 82) is TRUE
+    assert _addr_eq(rw, (x * 3 + 5) * 16 + 2, x * 48 + 83) is FALSE
+    assert _addr_eq(rw, x + 1 - x, bv_const(1, 32)) is TRUE
+    for a, b in ((x * 16 + 2, y * 16 + 2), (x * y, y * x + 0), (x * 16, x * 15 + x + y)):
+        got = _addr_eq(rw, a, b)
+        assert got is not TRUE and got is not FALSE        # not an identity: left to the solver
+
+
+def test_a_constant_the_loop_changes_is_refused():
+    import dataclasses
+    from verify.phases import phase_system
+    pp = phase_proof({**SMALL, "K": 2, "H": 2, "W": 2}, 16)       # 2 x 2 kernel: the column counter moves
+    conv = pp.phases[0]
+    ila = pp.sides["acc"].ila
+    start = symbol("start", ila.state("scratch_pad_1").sort)
+    phase_system(ila, conv, start, {}, "ok")
+    with pytest.raises(PhaseError, match="changed by"):
+        phase_system(ila, dataclasses.replace(conv, constants={**conv.constants, "conv_child_k_col": 0}), start, {}, "t")
