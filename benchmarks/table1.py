@@ -140,10 +140,16 @@ def main(argv=None) -> int:
                     help="'proved': the counts are of offloads backed by a proof of the whole call (each other "
                          "offload listed with the reason); default: proved or validated")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--workers", type=int, default=1,
+                    help="applications measured at once, each in a fresh process of a Dask campaign (default 1: "
+                         "one after another in this process); compile times are then measured beside each other")
     args = ap.parse_args(argv)
     try:                                    # every argument and file checked before any work
         from verify.ledger import load
         check_seconds("--budget", args.budget)
+        if args.workers < 1:
+            from ila.cli import ArgumentError
+            raise ArgumentError(f"--workers must be >= 1 (got {args.workers})")
         output_file(args.out, "--out", parents=False)
         output_file(args.ledger, "--ledger")
         load(args.ledger)
@@ -152,12 +158,62 @@ def main(argv=None) -> int:
         return report(exc)
 
 
+def _encode(x):
+    """A row of :func:`measure` as JSON data (tuple keys, tuples and sets tagged), for a campaign task."""
+    if isinstance(x, dict):
+        return {"__dict__": [[_encode(k), _encode(v)] for k, v in x.items()]}
+    if isinstance(x, tuple):
+        return {"__tuple__": [_encode(v) for v in x]}
+    if isinstance(x, (set, frozenset)):
+        return {"__set__": sorted(_encode(v) for v in x)}
+    if isinstance(x, list):
+        return [_encode(v) for v in x]
+    return x
+
+
+def _decode(x):
+    if isinstance(x, dict):
+        if "__dict__" in x:
+            return {_decode(k): _decode(v) for k, v in x["__dict__"]}
+        if "__tuple__" in x:
+            return tuple(_decode(v) for v in x["__tuple__"])
+        if "__set__" in x:
+            return {_decode(v) for v in x["__set__"]}
+    if isinstance(x, list):
+        return [_decode(v) for v in x]
+    return x
+
+
+def measure_task(name: str, certify: str, ledger: str, budget: float, require: str) -> dict:
+    """Campaign task: :func:`measure` of one application, as JSON data (:func:`_encode`)."""
+    return _encode(measure(name, certify, ledger, budget, require))
+
+
+def _measure_all(apps: list, args) -> dict:
+    """{application: row}: one after another in this process, or (``--workers`` > 1) as a Dask campaign
+    of one task per application, each in a fresh process (the ledger takes concurrent writers)."""
+    if args.workers <= 1:
+        return {n: measure(n, args.certify, args.ledger, args.budget, args.require) for n in apps}
+    import tempfile
+    from benchmarks import campaign
+    tasks = [campaign.Task(f"table1/{n}", measure_task, (n, args.certify, args.ledger, args.budget, args.require),
+                           fresh=True) for n in apps]
+    with tempfile.TemporaryDirectory() as tmp:
+        recs = campaign.run(tasks, pathlib.Path(tmp) / "table1.jsonl", workers=args.workers, progress=False,
+                            desc="table1")
+    bad = [r for r in recs if not r.get("ok")]
+    if bad:
+        raise SystemExit(f"table1: {bad[0]['key']} failed: {bad[0].get('error')}")
+    return {n: _decode(r["result"]) for n, r in zip(apps, recs)}
+
+
 def _main(args) -> int:
     from compile.applications import names
     apps = ["resnet20", "lstm_wlm"] if args.quick else names()
+    measured = _measure_all(apps, args)
     rows = {}
     for n in apps:
-        rows[n] = r = measure(n, args.certify, args.ledger, args.budget, args.require)
+        rows[n] = r = measured[n]
         if args.require == "proved":          # the table's counts: proved offloads only
             r["all_counts"], r["counts"] = r["counts"], r["required"]
         line = "  ".join(f"{t} {r['counts'][(t, 'exact')]}/{r['counts'][(t, 'flexible')]}" for t in TARGETS)
@@ -167,7 +223,8 @@ def _main(args) -> int:
     previous = _previous_counts(args.out)
     L = ["# Table 1: static accelerator invocations, exact / flexible matching", "",
          f"Measured by `python -m benchmarks.table1{' --quick' if args.quick else ''}"
-         f"{' --require proved' if args.require == 'proved' else ''}{' --certify proof' if args.certify == 'proof' else ''}` on {platform.node() or 'this machine'} "
+         f"{' --require proved' if args.require == 'proved' else ''}{' --certify proof' if args.certify == 'proof' else ''}"
+         f"{f' --workers {args.workers}' if args.workers > 1 else ''}` on {platform.node() or 'this machine'} "
          f"({platform.machine()}, 2 cores, Python {platform.python_version()}), {time.strftime('%Y-%m-%d')}. Each "
          "application (random weights) imported with `from_torch`, compiled for one accelerator at a time; "
          "an offload needs a current certificate in `paper_results/ledger.json` (certificates obtained by "
