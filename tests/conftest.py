@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 
+import pytest
 from hypothesis import settings
 
 _LEDGER_DIR = tempfile.mkdtemp(prefix="d2a-test-ledger-")
@@ -24,3 +25,21 @@ atexit.register(shutil.rmtree, _LEDGER_DIR, True)
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+
+@pytest.fixture
+def no_leaked_processes():
+    """Every worker, nanny, helper and task process a test's campaign starts is gone when it returns
+    (multiprocessing's one resource tracker lives as long as this process, by design)."""
+    import time
+    import psutil
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    yield
+    deadline = time.monotonic() + 10
+    while True:
+        left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and p.is_running()
+                and p.status() != psutil.STATUS_ZOMBIE and "resource_tracker" not in " ".join(p.cmdline())]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert not left, f"processes left behind: {[(p.pid, p.name()) for p in left]}"

@@ -10,27 +10,13 @@ import pytest
 
 pytest.importorskip("distributed")
 import cloudpickle  # noqa: E402  (ships with distributed)
-import psutil  # noqa: E402  (a dependency of distributed)
 
 from benchmarks import campaign  # noqa: E402
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])     # the workers cannot import this test module
 
 
-@pytest.fixture(autouse=True)
-def no_leaked_processes():
-    """Every worker, nanny and helper process a campaign starts is gone when it returns."""
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
-    yield
-    deadline = time.monotonic() + 10
-    while True:
-        # (multiprocessing's one resource tracker lives as long as this process, by design)
-        left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and p.is_running()
-                and p.status() != psutil.STATUS_ZOMBIE and "resource_tracker" not in " ".join(p.cmdline())]
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    assert not left, f"processes left behind: {[(p.pid, p.name()) for p in left]}"
+pytestmark = pytest.mark.usefixtures("no_leaked_processes")      # tests/conftest.py
 
 
 def square(k: int, marks: str) -> int:

@@ -21,19 +21,7 @@ import psutil  # noqa: E402  (a dependency of distributed)
 from benchmarks import campaign  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def no_leaked_processes():
-    """Every worker, nanny, helper and task process a campaign starts is gone when it returns."""
-    before = {p.pid for p in psutil.Process().children(recursive=True)}
-    yield
-    deadline = time.monotonic() + 10
-    while True:
-        left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and p.is_running()
-                and p.status() != psutil.STATUS_ZOMBIE and "resource_tracker" not in " ".join(p.cmdline())]
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    assert not left, f"processes left behind: {[(p.pid, p.name()) for p in left]}"
+pytestmark = pytest.mark.usefixtures("no_leaked_processes")      # tests/conftest.py
 
 
 def _mark(marks: str, k) -> int:
