@@ -313,6 +313,13 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
     return out, plain
 
 
+def submission_order(todo: list, first: list) -> list:
+    """The tasks with those of the mappings ``first`` (in that order) ahead of the others, each
+    group in its own order (a task key is ``kind/mapping/...``)."""
+    rank = {n: k for k, n in enumerate(first)}
+    return sorted(todo, key=lambda t: rank.get(t.key.split("/")[1], len(first)))
+
+
 def main(argv=None) -> int:
     from ila.cli import ArgumentParser
     ap = ArgumentParser(prog="python -m benchmarks.proofs", description=__doc__.splitlines()[0])
@@ -328,6 +335,9 @@ def main(argv=None) -> int:
     ap.add_argument("--same-process", action="store_true",
                     help="run each proof in the worker process itself (default: a fresh Python process per "
                          "task, since a long-lived worker's leftovers from earlier proofs slow the next ones down)")
+    ap.add_argument("--first", default="", metavar="NAMES",
+                    help="comma-separated mapping names whose tasks are submitted first (e.g. the ones a table waits "
+                         "for); the report's order is unchanged")
     campaign.add_arguments(ap)
     args = ap.parse_args(argv)
     ledger_file = pathlib.Path(args.out).resolve().parent / "ledger.json"   # beside the report: paper_results/
@@ -336,6 +346,10 @@ def main(argv=None) -> int:
         from ila.cli import check_int, check_seconds, output_file
         from verify.ledger import load
         check_seconds("--timeout", args.timeout)
+        first = [n for n in args.first.split(",") if n]
+        if first:
+            from ila.cli import check_names
+            check_names("--first", first, names(), what="mapping")
         check_int("--application-limit", args.application_limit, 1)
         output_file(args.out, "--out")
         output_file(ledger_file, "the ledger beside --out")
@@ -353,7 +367,7 @@ def main(argv=None) -> int:
         # beside the report too (paper_results/campaigns/proofs.jsonl, committed): a rerun on another
         # machine or in another session redoes only proofs whose sources changed
         results = campaign.results_path(args, ledger_file.parent / "campaigns" / "proofs.jsonl")
-        recs = campaign.run_from_args(args, todo, results, desc="proofs")
+        recs = campaign.run_from_args(args, submission_order(todo, first), results, desc="proofs")
     except campaign.CampaignError as exc:
         return report(exc)
     got = {r["key"]: r for r in recs}

@@ -144,3 +144,13 @@ def test_conv2d_nchw_application_shapes_are_capped_by_their_own_measure(tmp_path
     muts = [t.args[1:3] for t in todo if t.fn is proofs.mutation_task and t.args[0] == "hlscnn.conv2d_nchw"]
     assert ("3x3x1x2x2x1x1", "padding_wrong_side") in muts and ("3x3x9x2x2x1x1", "padding_wrong_side") in muts
     assert [s for s, m in muts if m == "weight_channels_reversed"] == ["3x3x9x2x2x1x1"]
+
+
+def test_first_mappings_are_submitted_first_and_the_rest_keep_their_order():
+    from benchmarks import campaign
+    from benchmarks.proofs import submission_order
+    keys = ["proof/a/bmc/1", "proof/b/bmc/1", "mutation/c/x", "proof/c/chc/2", "proof/a/bmc/2"]
+    tasks = [campaign.Task(k, print) for k in keys]
+    got = [t.key for t in submission_order(tasks, ["c", "b"])]
+    assert got == ["mutation/c/x", "proof/c/chc/2", "proof/b/bmc/1", "proof/a/bmc/1", "proof/a/bmc/2"]
+    assert submission_order(tasks, []) == tasks
