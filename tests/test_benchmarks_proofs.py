@@ -128,22 +128,30 @@ def test_application_shapes_come_from_the_call_certificates(tmp_path):
     assert len(todo) == len(plain) + 2
 
 
-def test_conv2d_nchw_application_shapes_are_capped_by_their_own_measure(tmp_path):
+def test_conv2d_nchw_application_shapes_get_the_phase_proof_or_capped_bmc(tmp_path):
     """hlscnn.conv2d_nchw's application shapes are measured by H*W*C*O*K*K (P = 0 makes the plain
-    product 0) and capped at APPLICATION_CAP; its seeded bugs run at C = 1 and again at C = 9, the
-    channel-order bug at C = 9 only."""
+    product 0); single-tile outputs get the loop-nest phase proof (chc) at any size, others per-output
+    BMC up to HLSCNN_BMC_CAP, none above it; its seeded bugs run at C = 1 and again at C = 9, the
+    channel-order bug at C = 9 only, and every one also by the phase proof."""
     path = tmp_path / "ledger.json"
     def entry(scope):
         return {"mapping": "hlscnn.conv2d_nchw", "method": "call", "scope": scope, "digest": "0" * 16,
                 "checker": "compile.certify", "result": "passed", "seconds": 1.0, "covers": [],
                 "date": "2026-11-26 00:00:00"}
-    path.write_text(json.dumps([entry(s) for s in ("1x1x10x240x1x1x0", "32x32x16x16x3x1x1", "1x1x8x32x1x1x0")]))
-    assert proofs.application_shapes("hlscnn.conv2d_nchw", str(path)) == ["1x1x8x32x1x1x0", "1x1x10x240x1x1x0"]
+    shapes = ("1x1x10x240x1x1x0", "32x32x16x16x3x1x1", "1x1x8x32x1x1x0", "8x8x8x8x3x1x1")
+    path.write_text(json.dumps([entry(s) for s in shapes]))
+    assert proofs.application_shapes("hlscnn.conv2d_nchw", str(path)) == [
+        "1x1x8x32x1x1x0", "1x1x10x240x1x1x0", "8x8x8x8x3x1x1", "32x32x16x16x3x1x1"]
     assert proofs.application_shapes("hlscnn.conv2d_nchw", str(path), 1000) == ["1x1x8x32x1x1x0"]
-    todo, _ = proofs.tasks(True, True, 900.0, str(path))
-    muts = [t.args[1:3] for t in todo if t.fn is proofs.mutation_task and t.args[0] == "hlscnn.conv2d_nchw"]
-    assert ("3x3x1x2x2x1x1", "padding_wrong_side") in muts and ("3x3x9x2x2x1x1", "padding_wrong_side") in muts
-    assert [s for s, m in muts if m == "weight_channels_reversed"] == ["3x3x9x2x2x1x1"]
+    todo, _ = proofs.tasks(True, True, 900.0, str(path), app_shapes=True)
+    planned = {t.args[2]: t.args[1] for t in todo if t.fn is proofs.prove_task and t.args[0] == "hlscnn.conv2d_nchw"}
+    assert planned["1x1x8x32x1x1x0"] == planned["1x1x10x240x1x1x0"] == "chc"      # one 4 x 32 output tile
+    assert planned["8x8x8x8x3x1x1"] == "bmc" and "32x32x16x16x3x1x1" not in planned
+    muts = [t.args[1:3] + (t.args[4],) for t in todo if t.fn is proofs.mutation_task and t.args[0] == "hlscnn.conv2d_nchw"]
+    assert {("3x3x1x2x2x1x1", "padding_wrong_side", "bmc"), ("3x3x9x2x2x1x1", "padding_wrong_side", "bmc"),
+            ("2x2x9x2x2x1x1", "padding_wrong_side", "chc")} <= set(muts)
+    assert sorted((s, m) for s, b, m in muts if b == "weight_channels_reversed") == [
+        ("2x2x9x2x2x1x1", "chc"), ("3x3x9x2x2x1x1", "bmc")]
 
 
 def test_first_mappings_are_submitted_first_and_the_rest_keep_their_order():
