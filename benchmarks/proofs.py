@@ -335,6 +335,9 @@ def main(argv=None) -> int:
     ap.add_argument("--same-process", action="store_true",
                     help="run each proof in the worker process itself (default: a fresh Python process per "
                          "task, since a long-lived worker's leftovers from earlier proofs slow the next ones down)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="write the report from the results finished so far (no task runs; the unfinished ones "
+                         "are counted in the report)")
     ap.add_argument("--first", default="", metavar="NAMES",
                     help="comma-separated mapping names whose tasks are submitted first (e.g. the ones a table waits "
                          "for); the report's order is unchanged")
@@ -367,14 +370,21 @@ def main(argv=None) -> int:
         # beside the report too (paper_results/campaigns/proofs.jsonl, committed): a rerun on another
         # machine or in another session redoes only proofs whose sources changed
         results = campaign.results_path(args, ledger_file.parent / "campaigns" / "proofs.jsonl")
-        recs = campaign.run_from_args(args, submission_order(todo, first), results, desc="proofs")
+        if args.report_only:                  # the records finished so far, nothing run
+            keys = {t.key for t in todo}
+            recs = [r for r in campaign.load(results) if r.get("key") in keys]
+        else:
+            recs = campaign.run_from_args(args, submission_order(todo, first), results, desc="proofs")
     except campaign.CampaignError as exc:
         return report(exc)
     got = {r["key"]: r for r in recs}
-    proofs, kills, failed = [], [], []
+    proofs, kills, failed, not_run = [], [], [], []
     split: dict = {}
     for t in todo:
         r = got.get(t.key)
+        if r is None and args.report_only:
+            not_run.append(t.key)
+            continue
         if r is None or not r.get("ok"):
             failed.append((t.key, (r or {}).get("error", "no result")))
             continue
@@ -412,15 +422,21 @@ def main(argv=None) -> int:
         (" --application-shapes" if args.application_shapes else "") + \
         (f" --application-limit {args.application_limit}" if args.application_limit else "") + \
         (f" --timeout {args.timeout:g}" if args.timeout != 900.0 else "") + (" --no-mutations" if args.no_mutations else "") + \
-        (" --same-process" if args.same_process else "")
+        (" --same-process" if args.same_process else "") + (f" --first {args.first}" if args.first else "")
     L = ["# Formal proofs of the mappings (BMC and CHC), recorded in the ledger", "",
          f"Measured by `{cmd}` on {platform.node() or 'this machine'} ({platform.machine()}, 2 cores; a Dask campaign, "
          f"{'scheduler ' + args.scheduler if args.scheduler else f'{args.workers} worker processes'}; "
          f"Python {platform.python_version()}), z3 through pysmt, {time.strftime('%Y-%m-%d')}. Every verdict is "
          "in the proof ledger (`python -m verify.ledger`). Numerics: `uf` = the accelerator's arithmetic "
          "uninterpreted with stated, exhaustively checked axioms; `exact` = bit-precise (VTA's int8 x int8 -> "
-         "int32 is always bit-precise).", "",
-         "| Mapping | Method | Shape | Numerics | Result | Seconds | What the verdict says |",
+         "int32 is always bit-precise).", ""]
+    if not_run:
+        kinds = {}
+        for k in not_run:
+            kinds[k.split("/")[1]] = kinds.get(k.split("/")[1], 0) + 1
+        L += [f"Report of the tasks finished so far (`--report-only`): {len(todo) - len(not_run)} of {len(todo)}; not run "
+              "yet: " + ", ".join(f"{n} {c}" for n, c in sorted(kinds.items())) + ".", ""]
+    L += ["| Mapping | Method | Shape | Numerics | Result | Seconds | What the verdict says |",
          "|---|---|---|---|---|---|---|"]
     for name, method, scope, numerics, v in proofs:
         L.append(f"| `{name}` | {method} | {scope} | {numerics} | {v['kind']} | {v['seconds']:.2f} | {v['what']} |")
@@ -439,9 +455,11 @@ def main(argv=None) -> int:
           "Notes (written by the script, not measured): flexasr.layernorm, flexasr.attention and flexasr.lstm are "
           "proved against their declared numerics terms (the IR operator in the unit's order and rounding, "
           "functions uninterpreted; mappings/flexasr/*_proof.py); each verdict adds the term's simulated "
-          "distance to the float32 IR operator. hlscnn.conv2d is proved for one input channel only "
-          "(HLSCNN rounds once per kernel tap after summing an 8-channel block, so no sound per-product axioms "
-          "exist for C > 1; see mappings/hlscnn/conv2d_proof.py). flexasr.meanpool's IR average is linked to the "
+          "distance to the float32 IR operator. hlscnn.conv2d(_nchw) is proved against the IR fragment for one "
+          "input channel and against its declared numerics term for several (HLSCNN rounds once per kernel tap "
+          "after summing an 8-channel block, so no sound per-product axioms exist for C > 1; see "
+          "mappings/hlscnn/conv2d_proof.py); its chc rows are the phase proof of the convolution loop nest "
+          "(mappings/hlscnn/conv2d_nchw_chc.py, one 4 x 32 output tile). flexasr.meanpool's IR average is linked to the "
           "unit's GBAdpfloat_mean by a stated abstraction (the IR averages in float32). The CHC rows of "
           "flexasr.maxpool at every size are in table3.md.", ""]
     out = pathlib.Path(args.out)
