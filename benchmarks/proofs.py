@@ -104,31 +104,14 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
 # (flexasr.linear at 1x48x1152 takes 8 split pieces). A value is (method, numerics), or a function of
 # the shape text giving that (None: no proof planned at that shape).
 # hlscnn.conv2d_nchw / _w8: the phase proof of the convolution loop nest (mappings.hlscnn.conv2d_nchw_chc,
-# one tracked output; 2x2x240x80x1x1x0 in 74 s where per-output BMC took 345 s) at every shape whose
-# output is one 4 x 32 tile of the unit; per-output BMC against the declared numerics term up to the cap
-# below for the others.
-HLSCNN_BMC_CAP = 92_160
-
-
-def _hlscnn_method(name: str):
-    def method(text: str):
-        from mappings.hlscnn.conv2d_nchw import out_hw
-        s = get(name).parse_shape(text)
-        oh, ow = out_hw(s)
-        if oh <= 4 and ow <= 32:
-            return ("chc", "uf")
-        return ("bmc", "uf") if _size(get(name), text) <= HLSCNN_BMC_CAP else None
-    return method
-
-
+# one tracked output, one case per filter lane) at every shape: 32x32x16x16x3x1x1 in ... s.
 APPLICATION_METHOD = {"vta.dense": ("chc", "exact"), "vta.dense_bias": ("chc", "exact"),
-                      "hlscnn.conv2d_nchw": _hlscnn_method("hlscnn.conv2d_nchw"),
-                      "hlscnn.conv2d_nchw_w8": _hlscnn_method("hlscnn.conv2d_nchw_w8"),
+                      "hlscnn.conv2d_nchw": ("chc", "uf"),
+                      "hlscnn.conv2d_nchw_w8": ("chc", "uf"),
                       "flexasr.linear_pad": ("bmc", "uf")}
 # the size measure of --application-limit (default: the product of the shape's sizes) and a cap of
-# each mapping's own: hlscnn.conv2d_nchw's per-output BMC grows with H*W*C*O*K*K (1x1x1152x48x1x1x0,
-# 55,296: 166 s alone, 309 s beside other jobs; 4x4x144x40x1x1x0, 92,160: 89 s), so shapes up to
-# 92,160 (the 17 smallest of its 52 application shapes; the next, 16x16x32x16x1x1x0, is 131,072)
+# each mapping's own: hlscnn.conv2d_nchw's phase proof grows with its data (lemmas, term check) and
+# outputs x taps (term check), so H*W*C*O*K*K orders its shapes (P = 0 makes the plain product 0)
 # flexasr.linear_pad's per-output BMC runs flexasr.linear at the padded shape T x Ip x Op (1x64x10, padded
 # 4,096: 7 s; 1x384x10, padded 24,576: 135 s beside a campaign), so up to 24,576
 APPLICATION_SIZE = {"hlscnn.conv2d_nchw": lambda s: s["H"] * s["W"] * s["C"] * s["O"] * s["K"] * s["K"],
@@ -183,7 +166,7 @@ CHC_ONLY_MAPPINGS = ("vta.dense_bias",)
 # C = 1 against the IR fragment
 MUTATION_ALSO = {"hlscnn.conv2d_nchw": "3x3x9x2x2x1x1", "hlscnn.conv2d_nchw_w8": "3x3x9x2x2x1x1"}
 MUTATION_CHECKS.update({(n, "weight_channels_reversed"): ("bmc", s) for n, s in MUTATION_ALSO.items()})
-# seeded bugs also checked by the CHC (phase) proof: hlscnn.conv2d_nchw's loop-nest proof at a single-tile
+# seeded bugs also checked by the CHC (phase) proof: hlscnn.conv2d_nchw's loop-nest proof at a small
 # shape with padding, two channel blocks and 3 x 3 outputs (every host-layout, driver and read-back bug shows)
 MUTATION_CHC = {"hlscnn.conv2d_nchw": "2x2x9x2x2x1x1"}
 
@@ -459,7 +442,7 @@ def main(argv=None) -> int:
           "input channel and against its declared numerics term for several (HLSCNN rounds once per kernel tap "
           "after summing an 8-channel block, so no sound per-product axioms exist for C > 1; see "
           "mappings/hlscnn/conv2d_proof.py); its chc rows are the phase proof of the convolution loop nest "
-          "(mappings/hlscnn/conv2d_nchw_chc.py, one 4 x 32 output tile). flexasr.meanpool's IR average is linked to the "
+          "(mappings/hlscnn/conv2d_nchw_chc.py, one tracked output per filter lane). flexasr.meanpool's IR average is linked to the "
           "unit's GBAdpfloat_mean by a stated abstraction (the IR averages in float32). The CHC rows of "
           "flexasr.maxpool at every size are in table3.md.", ""]
     out = pathlib.Path(args.out)

@@ -1,8 +1,9 @@
-"""The phase proof of hlscnn.conv2d_nchw / _w8 (mappings/hlscnn/conv2d_nchw_chc.py): proved at
-single-tile shapes with several channel blocks, refused (with the reason) for outputs of several
-tiles; seeded bugs refuted with a replayed counterexample, including one only the loop's
-configuration (the phase's initiation) catches; the checker's new pieces (address normal forms,
-loop constants, state-reading transfers) decide what they claim and nothing more."""
+"""The phase proof of hlscnn.conv2d_nchw / _w8 (mappings/hlscnn/conv2d_nchw_chc.py): proved with
+several channel blocks and for outputs of many pixels (the tracked output symbolic, one case per
+filter lane); seeded bugs refuted with a replayed counterexample, including one only the loop's
+configuration (the phase's initiation) catches and a wrong declared term only the term check
+catches; the checker's pieces (address normal forms, loop constants, state-reading transfers)
+decide what they claim and nothing more."""
 import pytest
 
 from ila import bv_const
@@ -28,11 +29,28 @@ def test_a_single_tile_shape_is_proved_with_every_piece(bits):
         assert piece in names
 
 
-def test_outputs_of_several_tiles_are_refused_naming_bmc():
-    with pytest.raises(MappingError, match="bmc"):
-        chc_spec({"H": 8, "W": 8, "C": 8, "O": 8, "K": 3, "S": 1, "P": 1})
+def test_an_output_of_many_pixels_is_proved():
+    """6 x 34 outputs (more than the 4 x 32 tile of the earlier coarse model), stride 2, padding."""
+    status, rows, _ = run(phase_proof({"H": 11, "W": 67, "C": 1, "O": 2, "K": 2, "S": 2, "P": 1}, 16))
+    assert status.value == "holds", [(r.name, r.status, r.note) for r in rows if r.status.value != "holds"]
+
+
+def test_the_all_sizes_proof_is_refused():
     with pytest.raises(MappingError, match="all-sizes"):
         chc_spec(None)
+
+
+def test_a_wrong_declared_term_fails_only_the_term_check(monkeypatch):
+    """The term check is what ties the loop's specification V to the declared numerics: with the
+    declared term's kernel flipped (a wrong specification, the mapping unchanged), the lemmas, the
+    loop and the read-back still hold and only the term check fails."""
+    from mappings.hlscnn import conv2d_nchw_proof
+    good = conv2d_nchw_proof.padded_term
+    monkeypatch.setattr(conv2d_nchw_proof, "padded_term",
+                        lambda x, w, shape, bits: good(x, w[:, :, ::-1, ::-1], shape, bits))
+    status, rows, _ = run(phase_proof({"H": 2, "W": 2, "C": 9, "O": 2, "K": 2, "S": 1, "P": 0}, 16))
+    failed = [r.name for r in rows if r.status.value != "holds"]
+    assert status.value != "holds" and failed and all(n.startswith("term") for n in failed), failed
 
 
 def test_the_cli_proves_it_by_chc(capsys):

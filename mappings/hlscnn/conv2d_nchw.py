@@ -36,8 +36,7 @@ abstract-arithmetic proof of :mod:`mappings.hlscnn.conv2d_proof` with the host l
 of this mapping on the accelerator side and the padded NCHW fragment on the IR side (several input
 channels: against the declared numerics term). ``--method chc``: the phase proof of
 :mod:`mappings.hlscnn.conv2d_nchw_chc` (the convolution loop nest for one tracked output, any
-number of channels, outputs of one 4 x 32 tile), whose cost does not grow with the number of
-outputs. Seeded bugs: :mod:`verify.mutations.hlscnn_nchw`.
+number of channels and outputs), whose loop proof does not grow with the number of outputs. Seeded bugs: :mod:`verify.mutations.hlscnn_nchw`.
 
 Numerics: float32 reference on the original inputs (paper §4.4.1; :func:`reference`, an NCHW
 convolution written here from Relay's definition, independent of the layout code); the

@@ -11,9 +11,9 @@ HLSCNN's order and rounding (:func:`mappings.hlscnn.conv2d_nchw_proof.padded_ter
 accelerator side is the mapping's own program: its host layout (NCHW -> padded HWC, OIHW -> OHWI,
 :func:`mappings.hlscnn.conv2d_nchw.build_job`) and the exact stream the HLSCNN driver emits for it
 (SoC-memory images, the weight pull into scratchpad 0, the registers, the trigger, the
-scratchpad-1 reads), run on the HLSCNN ILA the simulator runs (``build_hlscnn(bits, 32, 4)``: one
-child instruction computes a 4 x 32 tile of output pixels x 8 filters for one kernel tap of one
-channel block), and the mapping's read-back (:func:`mappings.hlscnn.conv2d_nchw.readback`).
+scratchpad-1 reads), run on the HLSCNN ILA the machine port runs (``build_hlscnn(bits,
+*MACHINE_LANES)``: one child instruction computes one output pixel x 8 filters for one kernel tap
+of one channel block), and the mapping's read-back (:func:`mappings.hlscnn.conv2d_nchw.readback`).
 
 Pieces (checked by :mod:`verify.phases`):
 
@@ -24,9 +24,11 @@ Pieces (checked by :mod:`verify.phases`):
   channel and filter padding), for every point, by executing the emitted writes (the pull copies
   included) through the model's own instructions;
 * phase ``conv`` (the child loop ``Accel_Conv_Child``, model-loops, configuration-fields): for the
-  tracked output (fb, f, oy, ox), the two bytes of scratchpad 1 at
+  tracked output (fb, f, oy, ox), symbolic but for the filter lane f (one case per lane, so the
+  other lanes' stores differ from it syntactically), the two bytes of scratchpad 1 at
   ``2 (((fb OH + oy) OW + ox) 8 + f)`` hold V(n) after the loop has applied n of the
-  ``ntaps = ncb K K`` taps to it, and V(ntaps) at the loop's end. V is a specification function
+  ``ntaps = ncb K K`` taps to it (the loop visits the pixels innermost: at tap n, the pixels before
+  the current one have had n + 1 taps), and V(ntaps) at the loop's end. V is a specification function
   constrained by its definitional instances: V(0) = 0 and
   V(t + 1) = Psum2Act(ActAdd2Psum(ConvMacPsum2Act(ConvMac(...ConvMac(0, w_0, a_0)..., w_7, a_7)), V(t)))
   over the 8 channels of tap t = (cb K + ky) K + kx (the hardware's tap order), a_i =
@@ -41,7 +43,9 @@ Pieces (checked by :mod:`verify.phases`):
   command is the model's ``SPAD1_DATA_RD`` of those 16 bytes (its update terms, substituted).
 
 The tracked cell survives to the stream's end (no later command writes scratchpad 1), so every
-result element is its output's V(ntaps), which is the declared term. Invariants are supplied
+result element is its output's V(ntaps), which is the declared term. The loop's proof is one case
+per filter lane whatever the output's size; the lemmas, the term check and the read-back check
+grow with the data (they are checked point by point, without a solver). Invariants are supplied
 (``infer=False``) or inferred by Houdini from the same relational candidates.
 
 Seeded bugs: :mod:`verify.mutations.hlscnn_nchw` (host layout, read-back) and the driver's
@@ -51,14 +55,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ila import TRUE, BvSort, FuncRef, bv_const, concat, extract, implies, ite, land, load, lor, zext
+from ila import TRUE, BvSort, FuncRef, bv_const, concat, extract, implies, ite, land, load, zext
 from ila.sorts import MemSort
 from ila.unroll import symbol
-from mappings.base import MappingError, symbolic_data
-from mappings.phases import Lemma, Phase, PhaseProof, Region, Side, array
+from mappings.base import MappingError
+from mappings.phases import Lemma, Phase, PhaseProof, Region, Side
 
 W32 = 32
-ROWS, COLS = 4, 32            # the output tile of one child instruction (``build_hlscnn(bits, 32, 4)``)
 BLOCK = 8                     # CHANNEL_BLOCK
 
 
@@ -127,28 +130,24 @@ def read_problems(ila, commands: list) -> list[str]:
 def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhaseProof:
     """The phase proof at ``shape`` (module docstring). Raises MappingError for a shape the
     mapping refuses."""
-    from ila.models.hlscnn import driver
-    from ila.models.hlscnn.model import VIR_MEM_BASE, build_hlscnn
+    from ila.models.hlscnn.model import MACHINE_LANES, REG_ID, SLAVE_BASE, VIR_MEM_BASE, build_hlscnn
     from ila.models.hlscnn.numerics import ACT_ADD_PSUM, CONV_MAC, PSUM_TO_ACT_RND, PSUM_TO_ACT_TRN
     from mappings.hlscnn import conv2d_nchw as M
+    from mappings.hlscnn.conv2d_nchw_proof import symbolic_job
     name = "hlscnn.conv2d_nchw" if bits == 16 else "hlscnn.conv2d_nchw_w8"
     M.make(bits).check_shape(shape)
+    if tuple(MACHINE_LANES) != (1, 1):
+        raise MappingError(f"{name} phase proof: the invariant is stated for one output pixel per child step, "
+                           f"the machine's model has {MACHINE_LANES} lanes")
     H, W, C, O, K, S, P = (shape[d] for d in M.SHAPE_DIMS)
     Hp, Wp = H + 2 * P, W + 2 * P
     OH, OW = M.out_hw(shape)
     ncb, nfb = -(-C // BLOCK), -(-O // BLOCK)
     ntaps = ncb * K * K
     wb = bits // 8
-    nx, nw = C * H * W, O * C * K * K
-    data = symbolic_data(nx, 16, prefix="x") + symbolic_data(nw, bits, prefix="w")
-    x_raw = np.array(data[:nx], dtype=object).reshape(C, H, W)
-    w_raw = np.array(data[nx:], dtype=object).reshape(O, C, K, K)
-    try:
-        job = M.build_job(x_raw, w_raw, shape, bits)
-    except driver.HlscnnError as e:
-        raise MappingError(f"{name} phase proof: the driver refuses shape {shape}: {e}") from e
+    nx = C * H * W
+    data, x_raw, w_raw, job = symbolic_job(shape, bits)
     cmds = list(job.commands) + list(job.read_commands)
-    from ila.models.hlscnn.model import REG_ID, SLAVE_BASE
     trig_addr = SLAVE_BASE + 4 * REG_ID["AccelConvTrigger"]
     trig = [k for k, c in enumerate(cmds) if c.get("top_slave_if_wr") == 1 and int(c["top_slave_addr_in"]) == trig_addr]
     if len(trig) != 1:
@@ -157,7 +156,7 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
     act_base = (_reg_value(cmds, "AccelConvActivationBaseAddr") - VIR_MEM_BASE) & 0xFFFFFFFF
     wgt_base = _reg_value(cmds, "AccelConvWeightsBaseAddr")
     out_base = _reg_value(cmds, "AccelConvOutputsBaseAddr")
-    hl = build_hlscnn(bits, COLS, ROWS)
+    hl = build_hlscnn(bits, *MACHINE_LANES)
     X = symbol("data.x", MemSort(W32, 16))
     Wt = symbol("data.w", MemSort(W32, bits))
     z16, z32 = bv_const(0, 16), bv_const(0, W32)
@@ -178,12 +177,13 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
 
     V = FuncRef(f"hlscnn_conv_partial_w{bits}", BvSort(16), [BvSort(W32)] * 4)
 
-    def step(o, oy, ox, cb, ky, kx, prev):
-        """The partial output after one more tap (cb, ky, kx) from ``prev`` (the hardware's order)."""
+    def step(o, oy, ox, cb, ky, kx, prev, wa=w16, xa=xpad):
+        """The partial output after one more tap (cb, ky, kx) from ``prev`` (the hardware's order);
+        the indices are terms, or ints with ``wa`` / ``xa`` the leaves' values at those points."""
         psum = z32
         for i in range(BLOCK):
             c = cb * BLOCK + i
-            psum = CONV_MAC(psum, w16(o, c, ky, kx), xpad(c, oy * S + ky, ox * S + kx))
+            psum = CONV_MAC(psum, wa(o, c, ky, kx), xa(c, oy * S + ky, ox * S + kx))
         return PSUM_TO_ACT_TRN(ACT_ADD_PSUM(PSUM_TO_ACT_RND(psum), prev))
 
     def tap_of(cb, ky, kx):
@@ -207,18 +207,16 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
                                                 range(wb)), {Wt: data[nx:]})]
 
     # ------------------------------------------------------------------ the convolution loop, one tracked output
-    if OH > ROWS or OW > COLS:
-        raise MappingError(f"{name} phase proof: the output {OH}x{OW} takes more than one {ROWS}x{COLS} tile of the "
-                           f"convolution unit; the phase proof takes single-tile outputs (use --method bmc)")
-    # the tracked output: filter block fb, and q = (oy OW + ox) 8 + f (one case per pixel and filter lane)
-    fb_, q_ = _p("fb"), _p("q")
-    f_, ox_, oy_ = q_.urem(BLOCK), q_.udiv(BLOCK).urem(OW), q_.udiv(BLOCK * OW)
+    # the tracked output: filter block fb, filter lane f (one case each), pixel (oy, ox), all symbolic but f
+    fb_, f_, oy_, ox_ = _p("fb"), _p("f"), _p("oy"), _p("ox")
     o_ = fb_ * BLOCK + f_
-    pre = land(fb_.ult(nfb), q_.ult(OH * OW * BLOCK), o_.ult(O))
+    pre = land(fb_.ult(nfb), f_.ult(BLOCK), oy_.ult(OH), ox_.ult(OW), o_.ult(O))
     if out_base % 16:
         raise MappingError(f"{name} phase proof: the output base {out_base:#x} is not 16-byte aligned")
-    word = ((fb_ * OH + oy_) * OW + ox_ + out_base // 16) * 16 + f_ * 2
-    addrs = [word, word + 1]
+    # the word's address in the model's form (pixel * 16 + a constant below 16), so that the stores of
+    # the other filter lanes and bytes of a step differ from it syntactically (verify.phases._low)
+    pixel = ((_c(out_base // 16) + (fb_ * OH + oy_) * OW + ox_) << 4)
+    addrs = [pixel + (f_ * 2), pixel + (f_ * 2 + 1)]
     n_out = nfb * OH * OW * 16
 
     def counters(P):
@@ -226,14 +224,16 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
                                                  "conv_child_k_col", "conv_child_row_tile", "conv_child_col_tile")]
 
     def facts(P):
-        fb, cb, ky, kx, _, _ = counters(P)
+        """The data of the current step's pixel and filter lane f (the step's own reads, so that
+        every read of the step resolves to a fact by arithmetic alone)."""
+        fb, cb, ky, kx, row, col = counters(P)
         vir, sp0 = P.array("virtual_soc_memory"), P.array("scratch_pad_0")
         out = []
         for i in range(BLOCK):
             for b in range(2):
-                out.append((r_act, vir, (cb, oy_ * S + ky, ox_ * S + kx, _c(i), _c(b))))
+                out.append((r_act, vir, (cb, row * S + ky, col * S + kx, _c(i), _c(b))))
             for b in range(wb):
-                out.append((r_wgt, sp0, (o_, cb, ky, kx, _c(i), _c(b))))
+                out.append((r_wgt, sp0, (fb * BLOCK + f_, cb, ky, kx, _c(i), _c(b))))
         return out
 
     def axioms(P):
@@ -245,32 +245,34 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
 
     def inv(P, relational_only=False):
         busy = P.state("accel_conv_child_valid")
-        fb, cb, ky, kx, rtile, tile = counters(P)
+        fb, cb, ky, kx, row, col = counters(P)
         cell = concat(P.cells[1], P.cells[0])
         start = concat(load(P.array("scratch_pad_1"), addrs[1]), load(P.array("scratch_pad_1"), addrs[0]))
-        # one tile: the tap is applied to every output at once
+        # the loop visits the pixels (row, col) innermost, then the taps, then the filter blocks: at
+        # tap n of the tracked block, the pixels before (row, col) have had n + 1 taps, the others n
         n = tap_of(cb, ky, kx)
+        done_here = oy_.ult(row) | oy_.eq(row) & ox_.ult(col)
         here = busy & fb.eq(fb_)
-        rel = [implies(busy & fb.ult(fb_) | here & n.eq(0), cell.eq(start)),
-               implies(here & n.ne(0), cell.eq(V(o_, oy_, ox_, n))),
+        rel = [implies(busy & fb.ult(fb_) | here & n.eq(0) & ~done_here, cell.eq(start)),
+               implies(here & done_here, cell.eq(V(o_, oy_, ox_, n + 1))),
+               implies(here & n.ne(0) & ~done_here, cell.eq(V(o_, oy_, ox_, n))),
                implies(~busy | busy & fb_.ult(fb), cell.eq(V(o_, oy_, ox_, _c(ntaps))))]
         if relational_only:
             return rel
-        bounds = land(fb.ult(nfb), cb.ult(ncb), ky.ult(K), kx.ult(K), rtile.ult(-(-OH // ROWS)),
-                      tile.ult(-(-OW // COLS)))
+        bounds = land(fb.ult(nfb), cb.ult(ncb), ky.ult(K), kx.ult(K), row.ult(OH), col.ult(OW))
         idle = land(*[v.eq(0) for v in counters(P)])
         return land(implies(busy, bounds), implies(~busy, idle), *rel)
 
     fields = {"conv_in_chan": C, "conv_in_rows": Hp, "conv_in_cols": Wp, "conv_out_chan": O, "conv_out_rows": OH,
               "conv_out_cols": OW, "conv_stride": S, "conv_k_rows": K, "conv_k_cols": K, "conv_en_bias": 0,
               "conv_en_relu": 0, "conv_en_accum": 0, "conv_act_base": act_base + VIR_MEM_BASE,
-              "conv_wgt_base": wgt_base, "conv_out_base": out_base, "conv_child_row_tile": 0, "conv_child_col_tile": 0}
-    conv = Phase("conv", "acc", trig, "scratch_pad_1", (fb_, q_), pre, addrs,
+              "conv_wgt_base": wgt_base, "conv_out_base": out_base}
+    conv = Phase("conv", "acc", trig, "scratch_pad_1", (fb_, f_, oy_, ox_), pre, addrs,
                  write_region=lambda a: land(a.uge(out_base), a.ult(out_base + n_out)),
                  reads=("virtual_soc_memory", "scratch_pad_0"), facts=facts, axioms=axioms,
                  invariant=None if infer else inv, candidates=lambda P: inv(P, True),
                  post=lambda P: concat(P.cells[1], P.cells[0]).eq(V(o_, oy_, ox_, _c(ntaps))),
-                 constants=fields, split=(q_, range(OH * OW * BLOCK)))
+                 constants=fields, split=(f_, range(BLOCK)))
 
     # ------------------------------------------------------------------ checks: the term, the read-back
     def term_problems():
@@ -295,6 +297,20 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
                 else:
                     memo[n.uid] = n
             return memo[e.uid]
+        leaves: dict = {}
+
+        def leaf(fn):
+            """``fn``'s term at an int point, simplified with the data substituted (memoised: the
+            outputs share their leaves); step's index arithmetic on ints is its arithmetic on the
+            32-bit terms, no index here reaching 2**32."""
+            def at(*idx):
+                key = (fn, idx)
+                got = leaves.get(key)
+                if got is None:
+                    got = leaves[key] = subst(rw.one(fn(*(_c(i) for i in idx))))
+                return got
+            return at
+        wa, xa = leaf(w16), leaf(xpad)
         bad = []
         for o in range(O):
             for oy in range(OH):
@@ -303,8 +319,10 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
                     for cb in range(ncb):
                         for ky in range(K):
                             for kx in range(K):
-                                v = subst(rw.one(step(_c(o), _c(oy), _c(ox), _c(cb), _c(ky), _c(kx), v)))
-                    if v is not rw.one(want[o, oy, ox]):
+                                v = step(o, oy, ox, cb, ky, kx, v, wa, xa)
+                    goal = rw.one(want[o, oy, ox])
+                    # terms are hash-consed: the same term is the same node (normalised only to confirm a difference)
+                    if v is not goal and rw.one(v) is not goal:
                         bad.append(f"out[{o}, {oy}, {ox}]: the specification's unrolling is not the declared term")
                         if len(bad) >= 3:
                             return bad
@@ -346,14 +364,14 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
     scope = "x".join(str(shape[d]) for d in M.SHAPE_DIMS)
     side = Side("acc", hl, cmds, host=host_command)
     return PhaseProof(
-        scope=scope, sides={"acc": side}, params=(fb_, q_), pre=pre, phases=[conv], lemmas=lemmas,
+        scope=scope, sides={"acc": side}, params=(fb_, f_, oy_, ox_), pre=pre, phases=[conv], lemmas=lemmas,
         final=lambda F: concat(F.cell("conv", 1), F.cell("conv", 0)).eq(V(o_, oy_, ox_, _c(ntaps))),
         outputs=[("conv", 0), ("conv", 1)],
         checks=[("term: the specification unrolled at every output is the declared numerics term", term_problems),
                 ("read-back: every output is the word of its tracked cell, read after the loop", readback_problems)],
         covers=("codegen-bytes", "order", "configuration-fields", "model-loops", "read-back"), numerics="uf",
         notes=[f"declared numerics: conv2d in HLSCNN's order and rounding (the term of --method bmc), "
-               f"{ntaps} taps per output, {nfb * ncb * K * K} child steps; " + gap(shape, bits)],
+               f"{ntaps} taps per output, {nfb * ncb * K * K * OH * OW} child steps; " + gap(shape, bits)],
         cex_shapes=({"H": 3, "W": 3, "C": 1, "O": 2, "K": 2, "S": 1, "P": 1},
                     {"H": 3, "W": 3, "C": 9, "O": 2, "K": 2, "S": 1, "P": 1}))
 

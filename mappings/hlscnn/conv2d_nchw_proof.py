@@ -44,7 +44,7 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSe
     """Both fragments over shared symbolic data (module docstring); C > 1: :func:`term_setup`.
     Raises MappingError for ``numerics`` other than 'uf' or a shape the mapping refuses."""
     from ila.models.hlscnn import driver
-    from ila.models.hlscnn.model import build_hlscnn
+    from ila.models.hlscnn.model import MACHINE_LANES, build_hlscnn
     from mappings.hlscnn import conv2d_nchw as M
     name = "hlscnn.conv2d_nchw" if bits == 16 else "hlscnn.conv2d_nchw_w8"
     if numerics != "uf":
@@ -71,7 +71,7 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSe
     oh, ow = M.out_hw(shape)
     return ProofSetupExt(
         Side(ir, ir_commands(frag, {"x": data[:nx], "w": w_ir, "zero": zeros}), "tensor"),
-        Side(build_hlscnn(bits, 32, 4), job.commands + job.read_commands, "scratch_pad_1", port=_port()),
+        Side(build_hlscnn(bits, *MACHINE_LANES), job.commands + job.read_commands, "scratch_pad_1", port=_port()),
         data, outs, axioms=[instantiate(num)], funcs=[num.mul, num.add],
         describe_output=lambda k: f"out[0, {k // (oh * ow)}, {k // ow % oh}, {k % ow}]",
         readback=lambda reads: M.readback(job, reads), split_outputs=True,
@@ -122,15 +122,12 @@ def gap(shape: dict, bits: int, samples: int = 3, seed: int = 0) -> str:
                     "x".join(str(shape[d]) for d in M.SHAPE_DIMS), samples, seed)
 
 
-def term_setup(shape: dict, *, bits: int = 16) -> ProofSetupExt:
-    """C > 1: the mapping's whole accelerator side (the host layout -- NCHW to padded HWC, OIHW to
-    OHWI --, the exact stream the driver emits, the NCHW read-back) on symbolic activations and
-    weights against the declared numerics term (:func:`padded_term`): every output equals the
-    term's, for all data and all interpretations of HLSCNN's datapath functions."""
+def symbolic_job(shape: dict, bits: int) -> tuple:
+    """The mapping's job on symbolic data: (data, x_raw [C, H, W], w_raw [O, C, K, K], job), the data
+    symbols the activations (16-bit) then the weights (``bits``-bit) in NCHW / OIHW order. Raises
+    MappingError when the driver refuses ``shape``."""
     from ila.models.hlscnn import driver
     from mappings.hlscnn import conv2d_nchw as M
-    from mappings.hlscnn.conv2d_proof import DESCRIBE, term_proof
-    from mappings.proof_ext import NumericsTerm
     name = "hlscnn.conv2d_nchw" if bits == 16 else "hlscnn.conv2d_nchw_w8"
     H, W, C, O, K = (shape[d] for d in ("H", "W", "C", "O", "K"))
     nx, nw = C * H * W, O * C * K * K
@@ -141,8 +138,20 @@ def term_setup(shape: dict, *, bits: int = 16) -> ProofSetupExt:
         job = M.build_job(x_raw, w_raw, shape, bits)
     except driver.HlscnnError as e:
         raise MappingError(f"{name} proof: the driver refuses shape {shape}: {e}") from e
+    return data, x_raw, w_raw, job
+
+
+def term_setup(shape: dict, *, bits: int = 16) -> ProofSetupExt:
+    """C > 1: the mapping's whole accelerator side (the host layout -- NCHW to padded HWC, OIHW to
+    OHWI --, the exact stream the driver emits, the NCHW read-back) on symbolic activations and
+    weights against the declared numerics term (:func:`padded_term`): every output equals the
+    term's, for all data and all interpretations of HLSCNN's datapath functions."""
+    from mappings.hlscnn import conv2d_nchw as M
+    from mappings.hlscnn.conv2d_proof import DESCRIBE, term_proof
+    from mappings.proof_ext import NumericsTerm
+    data, x_raw, w_raw, job = symbolic_job(shape, bits)
     term = NumericsTerm(DESCRIBE + f"; on x padded with P = {shape['P']} zero rows and columns, out in NCHW order",
                         lambda: list(padded_term(x_raw, w_raw, shape, bits).reshape(-1)), lambda: gap(shape, bits))
     oh, ow = M.out_hw(shape)
-    return term_proof(job, bits, data, O * oh * ow, lambda k: f"out[0, {k // (oh * ow)}, {k // ow % oh}, {k % ow}]",
+    return term_proof(job, bits, data, shape["O"] * oh * ow, lambda k: f"out[0, {k // (oh * ow)}, {k // ow % oh}, {k % ow}]",
                       lambda reads: M.readback(job, reads), term)

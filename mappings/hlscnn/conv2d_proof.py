@@ -8,7 +8,7 @@ weight 16, act 16 -> PSUM 32), ``ConvMacPsum2Act`` (PSUM -> ACT, rounding), ``Ac
 the compiler-IR fragment (``transpose`` of w to HWIO, then ``nn.conv2d_nhwc`` on
 :func:`ila.models.relay.model.relay_ila`) and the accelerator fragment (the driver's command stream:
 virtual-SoC-memory images, the scratchpad-0 weight pulls, the convolution registers and the
-trigger, executed on the HLSCNN ILA as the mapping runs it, 4 x 32 output tiles) leave equal
+trigger, executed on the HLSCNN ILA as the mapping runs it, one output pixel per child step) leave equal
 outputs under the refinement map (IR out[y, x, o] <-> scratchpad-1 byte pair of (o / 8, y, x, o % 8),
 little-endian). So every activation and weight reaches the MAC of every output it belongs to, in
 the same tap order, and every result lands where the read-back finds it; the arithmetic itself is
@@ -115,7 +115,7 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSe
     reads (C > 1: against the declared numerics term, :func:`term_setup`). Raises MappingError for
     ``numerics`` other than 'uf' or a shape the mapping refuses. Seeded bugs are applied around this function by ``verify.mutations``."""
     from ila.models.hlscnn import driver
-    from ila.models.hlscnn.model import build_hlscnn
+    from ila.models.hlscnn.model import MACHINE_LANES, build_hlscnn
     from mappings.hlscnn import conv2d as M
     name = "hlscnn.conv2d" if bits == 16 else "hlscnn.conv2d_w8"
     if numerics != "uf":
@@ -141,7 +141,7 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSe
     ow = M._out(shape)[1]
     return ProofSetupExt(
         Side(ir, ir_commands(frag, {"x": data[:nx], "w": w_ir}), "tensor"),
-        Side(build_hlscnn(bits, 32, 4), job.commands + job.read_commands, "scratch_pad_1", port=_port()),
+        Side(build_hlscnn(bits, *MACHINE_LANES), job.commands + job.read_commands, "scratch_pad_1", port=_port()),
         data, outs, axioms=[instantiate(num)], funcs=[num.mul, num.add],
         describe_output=lambda k: f"out[0, {k // O // ow}, {k // O % ow}, {k % O}]",
         readback=lambda reads: driver.readback(job, reads), split_outputs=True,
@@ -250,7 +250,6 @@ def term_setup(shape: dict, *, bits: int = 16) -> ProofSetupExt:
     back equals the term's, for all data and all interpretations of the datapath functions (no
     axioms needed: the program must compute the term itself, padding channels included)."""
     from ila.models.hlscnn import driver
-    from ila.models.hlscnn.model import build_hlscnn
     from mappings.hlscnn import conv2d as M
     from mappings.proof_ext import NumericsTerm
     name = "hlscnn.conv2d" if bits == 16 else "hlscnn.conv2d_w8"
@@ -275,10 +274,10 @@ def term_proof(job, bits: int, data: list, n_out: int, describe_output, readback
     """The proof setup of a driver job (its stream and reads on the HLSCNN ILA of ``bits``-bit
     weights) against a declared numerics term: outputs 0 .. ``n_out`` - 1 of ``readback`` equal the
     term's, for all ``data`` and all interpretations of the datapath functions."""
-    from ila.models.hlscnn.model import build_hlscnn
+    from ila.models.hlscnn.model import MACHINE_LANES, build_hlscnn
     from ila.models.hlscnn.numerics import ALL
     return ProofSetupExt(
-        None, Side(build_hlscnn(bits, 32, 4), job.commands + job.read_commands, "scratch_pad_1", port=_port()),
+        None, Side(build_hlscnn(bits, *MACHINE_LANES), job.commands + job.read_commands, "scratch_pad_1", port=_port()),
         data, [(k, k) for k in range(n_out)], funcs=list(ALL), describe_output=describe_output,
         readback=readback, split_outputs=True, covers=("codegen-bytes", "order", "model-loops", "read-back"),
         reference=term)

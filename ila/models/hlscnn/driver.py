@@ -21,7 +21,7 @@ from ila.errors import D2AError
 from ila.numerics.fixed_point import ACT, WGT16, weight_format
 from ila.commands import CommandTable
 from ila.sim import Simulator
-from ila.models.hlscnn.model import (CHANNEL_BLOCK, REG_ID, SLAVE_BASE, SPAD0_BASE, SPAD1_BASE, SPAD_BYTES, VIR_MEM_BASE,
+from ila.models.hlscnn.model import (CHANNEL_BLOCK, MACHINE_LANES, REG_ID, SLAVE_BASE, SPAD0_BASE, SPAD1_BASE, SPAD_BYTES, VIR_MEM_BASE,
                      VIR_MEM_BYTES, build_hlscnn)
 
 
@@ -344,7 +344,7 @@ def decode_output(job: ConvJob, spad1_bytes: np.ndarray) -> np.ndarray:
     return v[None, :, :, :O]
 
 
-def run_job(job: ConvJob, *, col_lanes: int = 32, row_lanes: int = 4, sim: Simulator | None = None, read_mmio: bool = True):
+def run_job(job: ConvJob, *, col_lanes: int = MACHINE_LANES[0], row_lanes: int = MACHINE_LANES[1], sim: Simulator | None = None, read_mmio: bool = True):
     """Execute a prepared job on the ILA simulator; return (raw ACT output, simulator)."""
     if sim is None:
         sim = Simulator(build_hlscnn(job.weight_bits, col_lanes, row_lanes))
@@ -395,7 +395,7 @@ def _run_reads(sim: Simulator, commands: list) -> list:
 
 
 def run_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: int = 16, bias=None,
-               relu: bool = False, col_lanes: int = 32, row_lanes: int = 4, read_mmio: bool = True) -> np.ndarray:
+               relu: bool = False, col_lanes: int = MACHINE_LANES[0], row_lanes: int = MACHINE_LANES[1], read_mmio: bool = True) -> np.ndarray:
     """conv2d on the HLSCNN ILA; returns the float result (1, OH, OW, O) (ACT values)."""
     job = prepare_conv2d(x, w, stride=stride, padding=padding, groups=groups, weight_bits=weight_bits,
                          bias=bias, relu=relu)

@@ -34,12 +34,15 @@ The convolution child ``Accel_Conv_Child`` runs the filter-block, channel-block,
 kernel-column and output-tile loops; one child instruction ``conv_child_tap_row`` applies one
 kernel tap of one channel block to a tile of up to ``row_lanes x col_lanes`` output pixels x 8
 filters at once (a coarser step than the hardware's, chosen for simulation speed, with identical
-arithmetic; ``row_lanes = col_lanes = 1`` is one pixel per step). Per output value: the
+arithmetic; ``row_lanes = col_lanes = 1`` is one pixel per step, :data:`MACHINE_LANES`, the model
+the machine port runs and the proofs reason about). Per output value: the
 8-channel MAC into PSUM (``ConvMac``), rounding to ACT (``ConvMacPsum2Act``), addition to the
 partial output held in scratchpad 1 (``ActAdd2Psum``; the first tap starts from zero unless
 ``en_accum``), bias and ReLU after the last tap, and the store (``Psum2Act``). Rows/columns beyond
-the output's end are clamped to the last row/column, which they recompute and rewrite with
-identical data. The order over taps (channel block, kernel row, kernel column) is the hardware's,
+the output's end (tiles of more than one lane) are clamped to the last row/column, which they
+recompute and rewrite with identical data. The output word's address is built as
+``((out_base >> 4) + pixel) * 16 + ((out_base & 15) + 2 f + b)`` (equal to ``out_base + 16 pixel +
+2 f + b`` mod 2**32), keeping the byte within the pixel a constant of its own. The order over taps (channel block, kernel row, kernel column) is the hardware's,
 so every partial output sees the same roundings.
 
 The simulator runs the child loop through a tensor-level summary (:func:`conv_loop_summary`,
@@ -61,6 +64,10 @@ MEM_ADDR_MAX = SPAD1_BASE + SPAD_BYTES
 VIR_MEM_BASE, VIR_MEM_BYTES = 0x50000, 0x30000
 ADDR_IN_MAX = VIR_MEM_BASE + VIR_MEM_BYTES
 CHANNEL_BLOCK = 8
+# (col_lanes, row_lanes) of the ILA the machine port runs (``ila.models.hlscnn.port``) and every HLSCNN
+# proof reasons about: one output pixel x 8 filters per child instruction, so a step's stores are 16
+# bytes at addresses linear in the loop counters (the simulator runs the loop through its summary)
+MACHINE_LANES = (1, 1)
 
 CONFIG_REGS = [
     "ConfigReg1", "ConfigReg2", "ConfigReg3", "ConfigReg4", "SocMemBaseAddr", "SocMemRdWrLength",
@@ -241,7 +248,10 @@ def _conv(m, regs, spad0, spad1, vir, is_wr, is_cfg, reg_id, weight_bits, T, R):
         oy = ite(row.ult(OH), row, OH - 1)
         ox = ite(col.ult(OW), col, OW - 1)
         act = x["conv_act_base"] - VIR_MEM_BASE + (((cb * H + oy * S + ky) * W) + ox * S + kx) * 16
-        out_px = x["conv_out_base"] + ((fb * OH + oy) * OW + ox) * 16
+        # the output word's address as ((base >> 4) + pixel) * 16 + (base & 15) + 2 f + b (= base + 16 pixel
+        # + 2 f + b mod 2**32): the byte offset within the 16-byte pixel stays a separate constant
+        out_px = (x["conv_out_base"].lshr(4) + (fb * OH + oy) * OW + ox) << 4
+        out_lo = x["conv_out_base"] & 15
         for f in range(CHANNEL_BLOCK):
             wbase = x["conv_wgt_base"] + ((fb * 8 + f) * fstride + tap) * wb
             psum = bv_const(0, 32)
@@ -253,13 +263,13 @@ def _conv(m, regs, spad0, spad1, vir, is_wr, is_cfg, reg_id, weight_bits, T, R):
                     w = concat(load(spad0, wbase + i), bv_const(0, 8))
                 psum = N.CONV_MAC(psum, w, a)
             contrib = N.PSUM_TO_ACT_RND(psum)
-            oaddr = out_px + 2 * f
+            oaddr = out_px + (out_lo + 2 * f)
             p = N.ACT_ADD_PSUM(contrib, ite(first, zero16, _le16(spad1, oaddr)))
             p = ite(do_bias, N.PSUM_ADD_BIAS(p, st["conv_chan_bias"]), p)
             p = ite(do_relu, N.PSUM_RELU(p), p)
             v = N.PSUM_TO_ACT_TRN(p)
             for b in range(2):
-                out = store(out, oaddr + b, extract(v.lshr(8 * b), 7, 0))
+                out = store(out, out_px + (out_lo + (2 * f + b)), extract(v.lshr(8 * b), 7, 0))
     ins.set_update(spad1, out)
 
     # advance: col tile -> row tile -> k_col -> k_row -> chan_blk -> filter_blk
@@ -376,6 +386,6 @@ def conv_loop_summary(weight_bits: int, col_lanes: int, row_lanes: int, *, bug: 
     return hlscnn_conv_loop
 
 
-__all__ = ["build_hlscnn", "CONFIG_REGS", "REG_ID", "CONV_REGS", "reg_state", "SLAVE_BASE", "SPAD0_BASE",
+__all__ = ["build_hlscnn", "MACHINE_LANES", "CONFIG_REGS", "REG_ID", "CONV_REGS", "reg_state", "SLAVE_BASE", "SPAD0_BASE",
            "SPAD1_BASE", "SPAD_BYTES", "VIR_MEM_BASE", "VIR_MEM_BYTES", "ADDR_IN_MAX", "CHANNEL_BLOCK",
            "conv_loop_summary", "SUMMARY_BUGS"]

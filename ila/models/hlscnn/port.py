@@ -25,8 +25,8 @@ from ila.models.port import MachinePort, hex_field, word_bytes, word_hex
 
 def _builder(bits: int):
     def build():
-        from ila.models.hlscnn.model import build_hlscnn
-        return build_hlscnn(bits, 32, 4)
+        from ila.models.hlscnn.model import MACHINE_LANES, build_hlscnn
+        return build_hlscnn(bits, *MACHINE_LANES)
     return build
 
 
