@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from ila.models.hlscnn.driver import prepare_conv2d, run_job
-from ila.models.hlscnn.model import build_hlscnn
+from ila.models.hlscnn.model import MACHINE_LANES, build_hlscnn
 from ila.sim import Simulator
 
 
@@ -55,7 +55,7 @@ def hlscnn_loop(repeat, weight_bits):
     x = rng.standard_normal((1, 32, 32, 16))
     w = rng.standard_normal((16, 3, 3, 16)) * np.sqrt(2 / 144)
     job = prepare_conv2d(x, w, padding=1, weight_bits=weight_bits, bias=0.25, relu=True)
-    model = build_hlscnn(weight_bits, 32, 4)
+    model = build_hlscnn(weight_bits, *MACHINE_LANES)
     res = {}
     for summaries in (False, True):
         sim = Simulator(model, summaries=summaries)
@@ -138,7 +138,7 @@ def hlscnn_call(repeat):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((1, 32, 32, 16))
     w = rng.standard_normal((16, 3, 3, 16)) * np.sqrt(2 / 144)
-    model = build_hlscnn(16, 32, 4)
+    model = build_hlscnn(16, *MACHINE_LANES)
     res = {}
     for summaries in (False, True):
         sim = Simulator(model, summaries=summaries)
