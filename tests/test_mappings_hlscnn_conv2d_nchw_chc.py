@@ -100,3 +100,11 @@ def test_a_constant_the_loop_changes_is_refused():
     phase_system(ila, conv, start, {}, "ok")
     with pytest.raises(PhaseError, match="changed by"):
         phase_system(ila, dataclasses.replace(conv, constants={**conv.constants, "conv_child_k_col": 0}), start, {}, "t")
+
+
+@pytest.mark.parametrize("bits", [16, 8])
+def test_the_proof_reasons_about_the_model_the_machine_runs(bits):
+    """The phase proof's ILA is the machine port's (the same built object), one pixel per step."""
+    from ila.models.hlscnn.port import PORT, PORT_W8
+    port = PORT if bits == 16 else PORT_W8
+    assert phase_proof(SMALL, bits).sides["acc"].ila is port.build()
