@@ -104,7 +104,7 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
 # (flexasr.linear at 1x48x1152 takes 8 split pieces). A value is (method, numerics), or a function of
 # the shape text giving that (None: no proof planned at that shape).
 # hlscnn.conv2d_nchw / _w8: the phase proof of the convolution loop nest (mappings.hlscnn.conv2d_nchw_chc,
-# one tracked output, one case per filter lane) at every shape: 32x32x16x16x3x1x1 in ... s.
+# one tracked output, one case per filter lane) at every shape: 32x32x16x16x3x1x1 (ResNet-20) in 91 s alone.
 APPLICATION_METHOD = {"vta.dense": ("chc", "exact"), "vta.dense_bias": ("chc", "exact"),
                       "hlscnn.conv2d_nchw": ("chc", "uf"),
                       "hlscnn.conv2d_nchw_w8": ("chc", "uf"),
