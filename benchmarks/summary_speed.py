@@ -8,9 +8,11 @@ accelerator calls through the drivers (MMIO stream, loop, read-back) both ways:
   with host padding 1 (32x32 output), 16-bit and 8-bit weight designs; the trigger command (which
   runs the child loop to quiescence) is timed alone.
 * FlexASR PE-core loop (``PE_CORE_CHILD``: the MACs and bias steps of one timestep) and
-  GB-control transfers (``Child_GB_Control``: the input vectors of one timestep sent to the PEs):
-  a linear layer 256 -> 256 over 16 timesteps, the time spent in that child's instructions (or
-  summary).
+  GB-control transfers (``Child_GB_Control``: the input vectors of one timestep sent to the PEs),
+  the per-timestep summaries an RNN runs; and the whole run of a feed-forward layer (every
+  timestep, PE core and activation unit at once: ``ila.models.flexasr.linear_run``): a linear
+  layer 256 -> 256 over 16 timesteps, the time spent in those children's instructions (or
+  summaries).
 * HLSCNN conv2d call (``driver.run_job``): the whole MMIO stream on a reused simulator.
 * FlexASR linear call (``driver.run_linear``, 64 -> 64, 16 timesteps), assembler included.
 * VTA loops (``vta_child``: LOAD/STORE DMA, GEMM reset and accumulate, ALU), per unit: the int8
@@ -107,8 +109,9 @@ def _linear_operands(seed: int, n: int, w_scale: float):
             (rng.standard_normal(n) / 8).astype(np.float32))
 
 
-def _flexasr_runner(summaries: bool):
-    """A FlexASR driver Runner on the shared model, its simulator with or without summaries."""
+def _flexasr_runner(summaries):
+    """A FlexASR driver Runner on the shared model, its simulator with or without summaries (or
+    with the ones a mapping names, as ``Simulator(summaries=...)``)."""
     from ila.models.flexasr import driver as D
     from ila.models.flexasr import shared_model
     r = D.Runner(shared_model())
@@ -116,21 +119,27 @@ def _flexasr_runner(summaries: bool):
     return r
 
 
-def flexasr_child_loop(repeat, child: str, label: str):
-    """Time spent in FlexASR child ``child`` (instructions, or its summary) during a linear layer
-    256 -> 256 over 16 timesteps."""
+FLEXASR_CHILDREN = ("Child_GB_Control", "PE_CORE_CHILD", "PE_ACT_CHILD")
+
+
+def flexasr_child_loop(repeat, children: tuple, label: str, per_timestep: bool):
+    """Time spent in the FlexASR ``children`` (instructions, or their summaries) during a linear
+    layer 256 -> 256 over 16 timesteps; ``per_timestep``: with the per-timestep summaries (transfer
+    phases and PE core, as an RNN runs them) instead of the whole-run summary of a feed-forward
+    layer (``ila.models.flexasr.linear_run``)."""
     from ila.models.flexasr import driver as D
+    from ila.models.flexasr.gb_control import gb_send_summary
     x, w, b = _linear_operands(3, 256, 16)
     res = {}
-    for summaries in (False, True):
+    for summaries in (False, {"Child_GB_Control": gb_send_summary()} if per_timestep else True):
         r = _flexasr_runner(summaries)
         best = float("inf")
         for _ in range(repeat):
-            spent = _timed(r.sim, child)
+            spent = [_timed(r.sim, c) for c in children]
             out = D.run_linear(x, w, b, r=r)
-            best = min(best, spent["t"])
-        res[summaries] = (best, out)
-    _row(f"FlexASR {label}, linear 256->256, 16 timesteps (16 loops)", res[False][0], res[True][0],
+            best = min(best, sum(s["t"] for s in spent))
+        res[bool(summaries)] = (best, out)
+    _row(f"FlexASR {label}, linear 256->256, 16 timesteps", res[False][0], res[True][0],
          np.array_equal(res[False][1].codes, res[True][1].codes))
 
 
@@ -239,8 +248,9 @@ def main():
     print(f"{'':58} {'instructions':>12} {'summaries':>12} {'ratio':>8}")
     hlscnn_loop(repeat, 16)
     hlscnn_loop(repeat, 8)
-    flexasr_child_loop(repeat, "PE_CORE_CHILD", "PE-core loop")
-    flexasr_child_loop(repeat, "Child_GB_Control", "GB-control transfers")
+    flexasr_child_loop(repeat, ("PE_CORE_CHILD",), "PE-core loop (16 loops)", True)
+    flexasr_child_loop(repeat, ("Child_GB_Control",), "GB-control transfers (16 loops)", True)
+    flexasr_child_loop(repeat, FLEXASR_CHILDREN, "whole run (all children)", False)
     hlscnn_call(repeat)
     flexasr_linear(repeat)
     vta_units(repeat)

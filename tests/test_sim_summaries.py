@@ -391,11 +391,91 @@ def _lstm_cmds(rng, T, I, H, edge_frac, regs):
        O=st.sampled_from([64, 128, 320, 512]), bias=st.booleans(), edge_frac=st.sampled_from([0.0, 0.3, 1.0]),
        regs=st.tuples(*[st.integers(0, 7)] * 4))
 def test_flexasr_pe_core_summary_equals_loop_random_linear(seed, T, I, O, bias, edge_frac, regs):
+    # the per-timestep summaries (transfer phases, PE core), which an RNN runs; a feed-forward
+    # layer runs by the whole-run summary when it is registered (below)
+    from ila.models.flexasr import shared_model
+    from ila.models.flexasr.gb_control import gb_send_summary
+    rng = np.random.default_rng(seed)
+    r = compare_summaries(shared_model(), _linear_cmds(rng, T, I, O, bias, edge_frac, regs),
+                          summaries={GB: gb_send_summary()})
+    assert r.ok, r.mismatches
+    assert r.summary_runs == {PE: T, GB: T}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2 ** 32 - 1), T=st.integers(1, 40), I=st.sampled_from([16, 32, 64, 144]),
+       O=st.sampled_from([64, 128, 320, 512]), bias=st.booleans(), edge_frac=st.sampled_from([0.0, 0.3, 1.0]),
+       regs=st.tuples(*[st.integers(0, 7)] * 4))
+def test_flexasr_linear_run_summary_equals_loop_random(seed, T, I, O, bias, edge_frac, regs):
+    # the whole run of a feed-forward layer (every timestep, PE core and activation at once)
     from ila.models.flexasr import shared_model
     rng = np.random.default_rng(seed)
     r = compare_summaries(shared_model(), _linear_cmds(rng, T, I, O, bias, edge_frac, regs))
     assert r.ok, r.mismatches
-    assert r.summary_runs == {PE: T, GB: T}
+    assert r.summary_runs == {GB: 1}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_flexasr_linear_run_summary_equals_loop_other_micro_programs(seed, monkeypatch):
+    # micro-programs beyond the linear layer's INPE, OUTGB: every supported operation, two INPEs
+    # per group (the cursor runs past the written core outputs), several OUTGBs to one address
+    from ila.models.flexasr import constants as C
+    from ila.models.flexasr import programs, shared_model
+    rng = np.random.default_rng(seed)
+    ops = [C.act_op(C.ACT_INPE, 0), C.act_op(C.ACT_SIGM, 0), C.act_op(C.ACT_INPE, 1), C.act_op(C.ACT_EMUL, 0, 1),
+           C.act_op(C.ACT_OUTGB, 0), C.act_op(C.ACT_COPY, 2, 0), C.act_op(C.ACT_TANH, 2), C.act_op(C.ACT_EADD, 2, 1),
+           C.act_op(C.ACT_RELU, 2), C.act_op(C.ACT_ONEX, 1), C.act_op(C.ACT_EADD, 3, 1), C.act_op(C.ACT_OUTGB, 2)]
+    # seed 0: EADD 3, 1 reads register 3 before the group writes it (the previous group's value):
+    # the whole-run summary declines and the per-timestep summaries run
+    ops[10] = C.act_op(C.ACT_COPY, 3, 1) if seed == 1 else ops[10]
+    monkeypatch.setattr(programs, "LINEAR_ACT_PROGRAM", ops[:10] + [ops[11]] if seed == 2 else ops)
+    T = int(rng.integers(1, 20))
+    cmds = _linear_cmds(rng, T, 32, 128, True, 0.3, tuple(int(v) for v in rng.integers(0, 8, 4)))
+    r = compare_summaries(shared_model(), cmds, state=_initial_flexasr(rng))
+    assert r.ok, r.mismatches
+    assert r.summary_runs == ({GB: T, PE: T} if seed == 0 else {GB: 1})
+
+
+@pytest.mark.parametrize("bug", ["input_of_first_timestep", "cursor_stuck", "accum_first_chunk"])
+def test_seeded_bug_in_flexasr_linear_run_summary_is_caught(bug):
+    from ila.models.flexasr import shared_model
+    from ila.models.flexasr.gb_control import gb_control_summary
+    from ila.models.flexasr.linear_run import LINEAR_RUN_BUGS
+    assert bug in LINEAR_RUN_BUGS
+    rng = np.random.default_rng(12)
+    cmds = _linear_cmds(rng, 3, 32, 512, True, 0.3, (1, 2, 3, 4))       # 2 chunks and 8 groups per PE
+    r = compare_summaries(shared_model(), cmds, summaries={GB: gb_control_summary(run_bug=bug)})
+    assert not r.ok, f"seeded bug {bug!r} not detected"
+
+
+def test_flexasr_linear_run_summary_declines():
+    from ila.models.flexasr import constants as C
+    from ila.models.flexasr import funcs as Fn
+    from ila.models.flexasr import shared_model
+    from ila.models.flexasr.linear_run import linear_run_summary
+    rng = np.random.default_rng(13)
+    cmds = _linear_cmds(rng, 2, 32, 64, True, 0.3, (1, 2, 3, 4))
+    start = next(k for k, c in enumerate(cmds) if int(c.get("addr_in", 0)) == C.START_GB_CONTROL)
+    sim = Simulator(shared_model(), summaries=False)
+    sim.run(cmds[:start])
+    fn = linear_run_summary()
+    S = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in sim.state.items()}
+    S["gb_control_child_valid"] = 1                                      # as GB_CONTROL_START leaves it
+    assert fn(dict(S, gb_control_is_rnn=1), 10 ** 6) is None             # an RNN: timesteps depend on each other
+    assert fn(dict(S, gb_control_child_state=1), 10 ** 6) is None        # mid run
+    assert fn(dict(S, gb_control_num_timestep=0), 10 ** 6) is None       # the 16-bit counter would wrap
+    assert fn(dict(S, pe0_act_inst_0=C.act_op(C.ACT_LOAD, 0)), 10 ** 6) is None    # state across timesteps
+    assert fn(dict(S, pe0_act_inst_1=C.act_op(C.ACT_OUTGB, 3)), 10 ** 6) is None   # reads an unwritten register
+    assert fn(S, 10) is None                                             # over budget
+    same = S["gb_core_mem_mngr_large_base_large_0"]                      # outputs over the inputs a later SEND reads
+    assert fn(dict(S, gb_core_mem_mngr_large_base_large_1=same), 10 ** 6) is None
+    saved = Fn.PE_ACT_RELU.body                                          # a replay's overridden datapath
+    Fn.PE_ACT_RELU.body = lambda a: a * 0
+    try:
+        assert fn(S, 10 ** 6) is None
+    finally:
+        Fn.PE_ACT_RELU.body = saved
+    assert fn(S, 10 ** 6) > 0 and S["gb_control_child_valid"] == 0 and S["top_interrupt_request"] == 1
 
 
 def test_flexasr_pe_core_summary_equals_loop_lstm_two_managers():
@@ -422,7 +502,8 @@ def test_seeded_bug_in_flexasr_summary_is_caught(child, bug):
             "skip_last": lambda: _linear_cmds(rng, 2, 32, 64, False, 0.3, (1, 2, 3, 4))}.get(
         bug, lambda: _linear_cmds(rng, 1, 16, 512, True, 0.3, (1, 2, 3, 4)))()
     state = _initial_flexasr(rng) if bug == "zero_first_ignored" else None
-    r = compare_summaries(shared_model(), cmds, summaries={child: make(bug=bug)}, state=state)
+    # the per-timestep summaries only (a feed-forward layer would otherwise run by the whole-run summary)
+    r = compare_summaries(shared_model(), cmds, summaries={GB: gb_send_summary(), child: make(bug=bug)}, state=state)
     assert not r.ok, f"seeded bug {bug!r} not detected"
 
 

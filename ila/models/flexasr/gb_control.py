@@ -117,7 +117,7 @@ def build(f: Flex):
     i.set_update(valid, _c(0, 1))
     i.set_update(f["top_interrupt_request"], _c(1, 1))
 
-    g.set_summary(gb_send_summary(), name="flexasr_gb_send_loop")
+    g.set_summary(gb_control_summary(), name="flexasr_gb_control_loop")
 
     fetched = (f.new_bv("pe_act_opcode", 4), f.new_bv("pe_act_ra", 2), f.new_bv("pe_act_rb", 2))
     _build_core(f, core_valid, core_state, o, j, mngr, act_valid, fetched)
@@ -402,6 +402,21 @@ def pe_core_summary(*, bug: str | None = None):
         return steps
 
     return flexasr_pe_core_loop
+
+
+def gb_control_summary(*, send_bug: str | None = None, run_bug: str | None = None):
+    """The summary registered for ``Child_GB_Control``: from ``gb_control_prep`` of a feed-forward
+    layer, the whole run at once (:func:`ila.models.flexasr.linear_run.linear_run_summary`);
+    otherwise (an RNN, or where that declines) each timestep's transfer phases
+    (:func:`gb_send_summary`), the PE core and activation loops then running by their own
+    summary or instruction by instruction. ``send_bug`` / ``run_bug`` seed errors for the tests."""
+    from ila.models.flexasr.linear_run import linear_run_summary
+    run, send = linear_run_summary(bug=run_bug), gb_send_summary(bug=send_bug)
+
+    def flexasr_gb_control(S, budget):
+        n = run(S, budget)
+        return send(S, budget) if n is None else n
+    return flexasr_gb_control
 
 
 GB_SEND_BUGS = ("skip_last", "zero_first_ignored", "wrong_tile")   # seeded bugs, for the differential tests
