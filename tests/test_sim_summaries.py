@@ -350,6 +350,7 @@ def test_mmio_fast_path_equals_plain_execution_flexasr():
 # ----------------------------------------------------------------------------- FlexASR PE core
 PE = "PE_CORE_CHILD"
 GB = "Child_GB_Control"
+ACT = "PE_ACT_CHILD"
 AF_EDGE = [0x00, 0x80, 0x7F, 0xFF, 0x01, 0x81]     # zero, negative zero, max/min codes, smallest magnitudes
 
 
@@ -399,7 +400,7 @@ def test_flexasr_pe_core_summary_equals_loop_random_linear(seed, T, I, O, bias, 
     r = compare_summaries(shared_model(), _linear_cmds(rng, T, I, O, bias, edge_frac, regs),
                           summaries={GB: gb_send_summary()})
     assert r.ok, r.mismatches
-    assert r.summary_runs == {PE: T, GB: T}
+    assert r.summary_runs == {PE: T, GB: T, ACT: T}
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -413,6 +414,21 @@ def test_flexasr_linear_run_summary_equals_loop_random(seed, T, I, O, bias, edge
     r = compare_summaries(shared_model(), _linear_cmds(rng, T, I, O, bias, edge_frac, regs))
     assert r.ok, r.mismatches
     assert r.summary_runs == {GB: 1}
+
+
+def test_flexasr_linear_run_summary_without_product_factors(monkeypatch):
+    # where ProductSum does not factor as D[a] * D[b] (checked on its whole table), the summary
+    # sums table lookups instead of matrix products; both equal the loop
+    from ila.models.flexasr import gb_control, shared_model
+    monkeypatch.setitem(gb_control._TABLES, ("factors", "ProductSum"), None)
+    rng = np.random.default_rng(15)
+    cmds = _linear_cmds(rng, 5, 48, 320, True, 0.3, (2, 5, 1, 3))
+    r = compare_summaries(shared_model(), cmds)
+    assert r.ok, r.mismatches
+    assert r.summary_runs == {GB: 1}
+    r = compare_summaries(shared_model(), cmds, summaries={GB: gb_control.gb_send_summary()})   # per timestep
+    assert r.ok, r.mismatches
+    assert r.summary_runs == {GB: 5, PE: 5, ACT: 5}
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -433,7 +449,7 @@ def test_flexasr_linear_run_summary_equals_loop_other_micro_programs(seed, monke
     cmds = _linear_cmds(rng, T, 32, 128, True, 0.3, tuple(int(v) for v in rng.integers(0, 8, 4)))
     r = compare_summaries(shared_model(), cmds, state=_initial_flexasr(rng))
     assert r.ok, r.mismatches
-    assert r.summary_runs == ({GB: T, PE: T} if seed == 0 else {GB: 1})
+    assert r.summary_runs == ({GB: T, PE: T} if seed == 0 else {GB: 1})     # (the act summary declines too)
 
 
 @pytest.mark.parametrize("bug", ["input_of_first_timestep", "cursor_stuck", "accum_first_chunk"])
@@ -446,6 +462,17 @@ def test_seeded_bug_in_flexasr_linear_run_summary_is_caught(bug):
     cmds = _linear_cmds(rng, 3, 32, 512, True, 0.3, (1, 2, 3, 4))       # 2 chunks and 8 groups per PE
     r = compare_summaries(shared_model(), cmds, summaries={GB: gb_control_summary(run_bug=bug)})
     assert not r.ok, f"seeded bug {bug!r} not detected"
+
+
+def test_seeded_bug_in_flexasr_act_summary_is_caught():
+    # the LSTM's micro-program stores the cell state at timestep 0 and loads it at timestep 1
+    from ila.models.flexasr import shared_model
+    from ila.models.flexasr.act_run import ACT_BUGS, act_summary
+    assert ACT_BUGS == ("store_ignored",)
+    rng = np.random.default_rng(14)
+    r = compare_summaries(shared_model(), _lstm_cmds(rng, 2, 32, 64, 0.3, (1, 2, 3, 4)),
+                          summaries={ACT: act_summary(bug="store_ignored")})
+    assert not r.ok, "seeded bug 'store_ignored' not detected"
 
 
 def test_flexasr_linear_run_summary_declines():
@@ -483,7 +510,7 @@ def test_flexasr_pe_core_summary_equals_loop_lstm_two_managers():
     rng = np.random.default_rng(11)
     r = compare_summaries(shared_model(), _lstm_cmds(rng, 2, 32, 64, 0.3, (1, 2, 3, 4)))
     assert r.ok, r.mismatches
-    assert r.summary_runs == {PE: 2, GB: 2}
+    assert r.summary_runs == {PE: 2, GB: 2, ACT: 2}
 
 
 @pytest.mark.parametrize("child,bug", [(PE, "off_by_one"), (PE, "bias_pass2"), (PE, "last_chunk"),

@@ -289,6 +289,8 @@ def _build_act(f: Flex, act_valid, gb_state, t, cfg, first, fetched):
         new = ite(TRUE, new, new)       # chain boundary: each PE's 16 stores vectorise on their own
     ins.set_update(big, new)
     advance(ins)
+    from ila.models.flexasr.act_run import act_summary
+    c.set_summary(act_summary(), name="flexasr_act_loop")
 
 
 # ----------------------------------------------------------------------------- loop summary
@@ -312,6 +314,22 @@ def _table8x8(fn) -> np.ndarray:
         a, b = np.divmod(np.arange(1 << 16, dtype=np.uint64), np.uint64(256))
         _TABLES[fn.name] = _call(fn, a, b)
     return _TABLES[fn.name]
+
+
+def product_factors(fn) -> np.ndarray | None:
+    """``D`` (int64, one per 8-bit code) with ``fn(a, b) = D[a] * D[b] mod 2**32`` for every pair of
+    codes -- the AdaptivFloat decode ``+-(16 + m) << e`` (0 for a zero code), as ``adpfloat_mul``
+    multiplies -- when ``fn``'s table (:func:`_table8x8`, its body on every pair) says so entry by
+    entry; None otherwise. Sums of such products are then integer matrix products (exact in float64:
+    every partial sum of the PE's at most 255 x 16 products of magnitude below 2**24 is below 2**53)."""
+    from ila.numerics import adaptivfloat as af
+    key = ("factors", fn.name)
+    if key not in _TABLES:
+        s, e, m = af.fields(np.arange(256))
+        d = np.where((e == 0) & (m == 0), 0, (16 + m) << e) * np.where(s == 1, -1, 1)
+        same = np.array_equal((d[:, None] * d[None, :]).reshape(-1) & 0xFFFFFFFF, _table8x8(fn).astype(np.int64))
+        _TABLES[key] = d if same else None
+    return _TABLES[key]
 
 
 def pe_core_summary(*, bug: str | None = None):
@@ -350,6 +368,7 @@ def pe_core_summary(*, bug: str | None = None):
             chunks.append(chunks[-1] + C.PE_CORE_OC)
         if bug == "last_chunk" and len(chunks) > 1:
             chunks.pop()
+        D = product_factors(PS)
         nin = {k: S[f"pe0_mem_mngr_{k}_num_inputs"] for k in mngrs}
         if min(nin.values()) == 0:
             return None
@@ -367,35 +386,39 @@ def pe_core_summary(*, bug: str | None = None):
                         or ib + 16 * nin[k] + 15 >= C.PE_INPUT_SIZE or bbase + (top_o << 4) + 15 >= C.PE_WEIGHT_SIZE):
                     return None
                 cfg[p, k] = (n_p, wb, ib, bbase)
-        for o in chunks:
-            live = np.array([o + oo < nout for oo in range(C.PE_CORE_OC)])
-            o_eff = np.where(live, o + np.arange(C.PE_CORE_OC), o)
-            rows, back = np.unique(o_eff, return_inverse=True)      # a clamped row repeats row o
-            for k in mngrs:
-                first = k == 1
-                jj = np.arange(nin[k] - (bug == "off_by_one"))
-                for p in range(C.NUM_PE):
-                    n_p, wb, ib, bbase = cfg[p, k]
-                    wbuf, ibuf = S[f"pe{p}_weight_buffer"], S[f"pe{p}_input_buffer"]
-                    waddr = (wb + ((rows[:, None] * n_p + jj[None, :]) << 8))[..., None] + cell256
-                    W = wbuf[waddr].reshape(len(rows), len(jj), 16, 16).astype(np.intp)
-                    X = ibuf[(ib + 16 * jj)[:, None] + lane16].astype(np.intp)     # (j, k)
-                    part = (ps[(W << 8) | X[None, :, None, :]].sum(axis=1) & M32)[back]
-                    S[f"pe{p}_accum"][:256 * C.PE_CORE_OC] = part.reshape(-1)
-                    acc = part.sum(axis=-1) & M32                                     # (oo, lane)
-                    bias = wbuf[bbase + (o_eff[:, None] << 4) + lane16]
-                    rs, mm = f"pe{p}_rnn_layer_sizing", f"pe{p}_mem_mngr_{k}"
-                    if first or bug == "bias_pass2":
-                        args = (bias, S[f"{mm}_adpbias_weight"], S[f"{mm}_adpbias_input"],
-                                S[f"{mm}_adpbias_bias"], S[f"{rs}_is_bias"])
-                    else:
-                        args = (0, S[f"{mm}_adpbias_weight"], S[f"{mm}_adpbias_input"], 0, 0)
-                    r = _call(A2A, acc, *args)
-                    out = S[f"pe{p}_core_out"]
-                    oaddr = (((o + np.arange(C.PE_CORE_OC)) & 0xFF) << 4)[:, None] + lane16
-                    old = out[oaddr].astype(np.uint64)
-                    new = r if first else _call(EADD, old, r)
-                    out[oaddr] = np.where(live[:, None], new, old)
+        # every chunk at once (their rows and core outputs are disjoint; the passes of a chunk run
+        # in order, manager 1 then 2); the partial sums left are those of the last chunk and pass
+        rows = np.array([o + oo for o in chunks for oo in range(C.PE_CORE_OC) if o + oo < nout], np.int64)
+        last = chunks[-1]
+        o_last = np.array([last + oo if last + oo < nout else last for oo in range(C.PE_CORE_OC)])
+        at = {int(g): i for i, g in enumerate(rows)}
+        for k in mngrs:
+            first = k == 1
+            jj = np.arange(nin[k] - (bug == "off_by_one"))
+            for p in range(C.NUM_PE):
+                n_p, wb, ib, bbase = cfg[p, k]
+                wbuf, ibuf = S[f"pe{p}_weight_buffer"], S[f"pe{p}_input_buffer"]
+                waddr = (wb + ((rows[:, None] * n_p + jj[None, :]) << 8))[..., None] + cell256
+                W = wbuf[waddr].reshape(len(rows), len(jj), 16, 16).astype(np.intp)
+                X = ibuf[(ib + 16 * jj)[:, None] + lane16].astype(np.intp)     # (j, k)
+                if D is not None:                 # ProductSum factors (product_factors)
+                    part = (np.einsum("rjlk,jk->rlk", D[W], D[X]) & 0xFFFFFFFF).astype(np.uint64)
+                else:
+                    part = ps[(W << 8) | X[None, :, None, :]].sum(axis=1) & M32
+                if k == mngrs[-1]:
+                    S[f"pe{p}_accum"][:256 * C.PE_CORE_OC] = part[[at[int(g)] for g in o_last]].reshape(-1)
+                acc = part.sum(axis=-1) & M32                                         # (row, lane)
+                bias = wbuf[bbase + (rows[:, None] << 4) + lane16]
+                rs, mm = f"pe{p}_rnn_layer_sizing", f"pe{p}_mem_mngr_{k}"
+                if first or bug == "bias_pass2":
+                    args = (bias, S[f"{mm}_adpbias_weight"], S[f"{mm}_adpbias_input"],
+                            S[f"{mm}_adpbias_bias"], S[f"{rs}_is_bias"])
+                else:
+                    args = (0, S[f"{mm}_adpbias_weight"], S[f"{mm}_adpbias_input"], 0, 0)
+                r = _call(A2A, acc, *args)
+                out = S[f"pe{p}_core_out"]
+                oaddr = ((rows & 0xFF) << 4)[:, None] + lane16
+                out[oaddr] = r if first else _call(EADD, out[oaddr].astype(np.uint64), r)
         inst0 = S["pe0_act_inst_0"]
         S["pe_act_opcode"], S["pe_act_ra"], S["pe_act_rb"] = (inst0 >> 4) & 0xF, (inst0 >> 2) & 3, inst0 & 3
         S["pe_core_child_valid"], S["pe_act_child_valid"] = 0, 1

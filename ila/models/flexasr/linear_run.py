@@ -42,42 +42,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ila.models.flexasr import act_run as A
 from ila.models.flexasr import constants as C
 from ila.models.flexasr import funcs as Fn
 
 LINEAR_RUN_BUGS = ("input_of_first_timestep", "cursor_stuck", "accum_first_chunk")   # seeded, for the differential tests
 M32 = 0xFFFFFFFF
 PREP, DONE = 0, 6
-_UNARY = {C.ACT_SIGM: Fn.PE_ACT_SIGMOID, C.ACT_TANH: Fn.PE_ACT_TANH, C.ACT_RELU: Fn.PE_ACT_RELU,
-          C.ACT_ONEX: Fn.PE_ACT_ONEX}
-_BINARY = {C.ACT_EADD: Fn.PE_ACT_EADD, C.ACT_EMUL: Fn.PE_ACT_EMUL}
-_FUNCS = (Fn.PRODUCT_SUM, Fn.PE_CORE_ACCUM2ACT, Fn.FIXED2ADAPTFLOAT, *_UNARY.values(), *_BINARY.values())
-_BODIES = {f: f.body for f in _FUNCS}
+_BODIES = {f: f.body for f in (Fn.PRODUCT_SUM, Fn.PE_CORE_ACCUM2ACT, *A.FUNCS)}
 BLOCK = 1 << 22                 # ProductSum lookups per block of timesteps (bounds the temporaries)
-
-
-def _program(S, num_inst: int):
-    """PE0's micro-ops as (opcode, A, B), or None when one is unsupported or reads a register the
-    group has not written before it."""
-    ops, written = [], set()
-    for k in range(num_inst):
-        inst = int(S[f"pe0_act_inst_{k}"])
-        op, a, b = (inst >> 4) & 0xF, (inst >> 2) & 3, inst & 3
-        reads = {C.ACT_INPE: (), C.ACT_OUTGB: (a,), C.ACT_COPY: (b,)}.get(op)
-        if reads is None:
-            reads = (a,) if op in _UNARY else (a, b) if op in _BINARY else None
-        if reads is None or any(r not in written for r in reads):
-            return None
-        if op != C.ACT_OUTGB:
-            written.add(a)
-        ops.append((op, a, b))
-    return ops
-
-
-def _tiled(base: int, t: np.ndarray, v, nv: int) -> np.ndarray:
-    """``tiled_addr`` (model.py) on arrays: base + 16 (t mod 16) + ((t >> 4) nv << 8) + (v << 8), mod 2**32."""
-    t = np.asarray(t, np.int64)
-    return (base + 16 * (t & 15) + ((((t >> 4) * nv) << 8) & M32) + (np.asarray(v, np.int64) << 8)) & M32
 
 
 def linear_run_summary(*, bug: str | None = None):
@@ -85,7 +58,7 @@ def linear_run_summary(*, bug: str | None = None):
     deliberate error for the differential tests."""
     if bug is not None and bug not in LINEAR_RUN_BUGS:
         raise ValueError(f"unknown seeded bug {bug!r}; one of {LINEAR_RUN_BUGS}")
-    from ila.models.flexasr.gb_control import _call, _table8x8
+    from ila.models.flexasr.gb_control import _call, _table8x8, product_factors
     lane16, cell256 = np.arange(16), np.arange(256)
 
     def flexasr_linear_run(S, budget):
@@ -96,12 +69,12 @@ def linear_run_summary(*, bug: str | None = None):
             return None
         if any(f.body is not b for f, b in _BODIES.items()):
             return None
-        T, nv1, nv2 = int(S["gb_control_num_timestep"]), int(S["gb_control_num_vector_1"]), int(S["gb_control_num_vector_2"])
+        T, nv1 = int(S["gb_control_num_timestep"]), int(S["gb_control_num_vector_1"])
         nin, nout = int(S["pe0_mem_mngr_1_num_inputs"]), int(S["pe0_rnn_layer_sizing_num_output"])
         ngrp, ninst = int(S["pe0_act_mngr_num_output"]), int(S["pe0_act_mngr_num_inst"])
         if min(T, nv1, nin, nout, ngrp, ninst) == 0:
             return None
-        ops = _program(S, ninst)
+        ops = A.program(S, ninst, memory=False)
         if ops is None:
             return None
         chunks = list(range(0, nout, C.PE_CORE_OC))
@@ -112,15 +85,13 @@ def linear_run_summary(*, bug: str | None = None):
         ts = np.arange(T, dtype=np.int64)
         # ---------------------------------------------------------------- SEND: x[t, v, k]
         b1 = (int(S[f"gb_core_mem_mngr_large_base_large_{int(S['gb_control_mem_idx_1'])}"]) << 4) & M32
-        src = (_tiled(b1, ts[:, None], np.arange(nv1)[None, :], nv1)[..., None] + lane16) & M32      # (t, v, k)
+        src = (A.tiled(b1, ts[:, None], np.arange(nv1)[None, :], nv1)[..., None] + lane16) & M32      # (t, v, k)
         if src.max() >= big.shape[0]:
             return None
         xs = big[src]
         # ---------------------------------------------------------------- plan every PE (decline before any write)
         rows = np.arange(nout)             # the live output vectors (a clamped chunk row re-reads row o)
-        b2 = (int(S[f"gb_core_mem_mngr_large_base_large_{int(S['gb_control_mem_idx_2'])}"]) << 4) & M32
         n_inpe = sum(1 for op, _, _ in ops if op == C.ACT_INPE)
-        grp = np.arange(ngrp)
         plans, dsts = [], []
         for p in range(C.NUM_PE):
             mm = f"pe{p}_mem_mngr_1"
@@ -132,9 +103,7 @@ def linear_run_summary(*, bug: str | None = None):
             rd_in = ((ib + 16 * np.arange(nin)) & M32)[:, None] + lane16
             if max(waddr.max(), baddr.max()) >= C.PE_WEIGHT_SIZE or max(dst_in.max(), rd_in.max()) >= C.PE_INPUT_SIZE:
                 return None
-            ob = int(S[f"pe{p}_act_mngr_output_base"]) & 0xFF
-            vv = (ob + grp) & 0xFF
-            dst = (_tiled(b2, ts[:, None], vv[None, :], nv2)[..., None] + lane16) & M32                 # (t, g, l)
+            dst = A.outgb_addresses(S, p, ts, ngrp)                                       # (t, g, l)
             if dst.max() >= big.shape[0]:
                 return None
             dsts.append(dst)
@@ -142,7 +111,7 @@ def linear_run_summary(*, bug: str | None = None):
         allout = np.concatenate([d.reshape(-1) for d in dsts])
         if np.unique(allout).size != allout.size or np.isin(allout, src).any():
             return None
-        ps = _table8x8(Fn.PRODUCT_SUM)
+        ps, D = _table8x8(Fn.PRODUCT_SUM), product_factors(Fn.PRODUCT_SUM)
         writes = []
         for p, (n_p, waddr, baddr, dst_in, rd_in) in enumerate(plans):
             wbuf, ibuf = S[f"pe{p}_weight_buffer"], S[f"pe{p}_input_buffer"]
@@ -153,40 +122,39 @@ def linear_run_summary(*, bug: str | None = None):
             x_of = xs.reshape(T, -1)[:, np.maximum(where, 0)] if bug != "input_of_first_timestep" else \
                 np.broadcast_to(xs.reshape(T, -1)[:1, np.maximum(where, 0)], (T, *where.shape))
             X = np.where(where >= 0, x_of, ibuf[rd_in]).astype(np.intp)          # (t, j, k)
-            W = (wbuf[waddr].reshape(nout, nin, 16, 16).astype(np.intp) << 8)       # (row, j, l, k)
-            step = max(1, BLOCK // max(1, nout * nin * 256))
-            part = np.empty((T, nout, 16, 16), np.uint64)
-            for t0 in range(0, T, step):
-                idx = W[None] | X[t0:t0 + step, None, :, None, :]
-                part[t0:t0 + step] = ps[idx].sum(axis=2) & np.uint64(M32)
-            acc = part.sum(axis=-1) & np.uint64(M32)                                 # (t, row, l)
+            W = wbuf[waddr].reshape(nout, nin, 16, 16).astype(np.intp)              # (row, j, l, k)
+            if D is not None:             # ProductSum factors: the sums are integer matrix products
+                dW, dX = D[W], D[X]
+                acc = dX.reshape(T, nin * 16).astype(np.float64) @ \
+                    dW.transpose(0, 2, 1, 3).reshape(nout * 16, nin * 16).T.astype(np.float64)
+                acc = (acc.astype(np.int64).reshape(T, nout, 16) & M32).astype(np.uint64)  # (t, row, l)
+                part_last = (np.einsum("rjlk,jk->rlk", dW, dX[-1]) & M32).astype(np.uint64)
+            else:
+                step = max(1, BLOCK // max(1, nout * nin * 256))
+                part = np.empty((T, nout, 16, 16), np.uint64)
+                for t0 in range(0, T, step):
+                    idx = (W[None] << 8) | X[t0:t0 + step, None, :, None, :]
+                    part[t0:t0 + step] = ps[idx].sum(axis=2) & np.uint64(M32)
+                acc = part.sum(axis=-1) & np.uint64(M32)                             # (t, row, l)
+                part_last = part[-1]
             rs = f"pe{p}_rnn_layer_sizing"
             r = _call(Fn.PE_CORE_ACCUM2ACT, acc, wbuf[baddr], S["pe%d_mem_mngr_1_adpbias_weight" % p],
                       S["pe%d_mem_mngr_1_adpbias_input" % p], S["pe%d_mem_mngr_1_adpbias_bias" % p], S[f"{rs}_is_bias"])
             out0 = S[f"pe{p}_core_out"]
             regs = S[f"pe{p}_act_regs"]
-            R = {}
-            cur = 0
-            for op, a, b in ops:
-                if op == C.ACT_INPE:
-                    c = (grp * n_inpe + cur) & 0xFF if bug != "cursor_stuck" else np.full(ngrp, cur)
-                    cur += 1
-                    live = c < nout
-                    v = r[:, np.minimum(c, nout - 1), :]                              # (t, g, l)
-                    R[a] = np.where(live[None, :, None], v, out0[(c[:, None] << 4) + lane16][None].astype(np.uint64))
-                elif op == C.ACT_OUTGB:
-                    writes.append((dsts[p], _call(Fn.FIXED2ADAPTFLOAT, R[a], S[f"pe{p}_act_mngr_adpbias_out"])))
-                elif op == C.ACT_COPY:
-                    R[a] = R[b]
-                elif op in _BINARY:
-                    R[a] = _call(_BINARY[op], R[a], R[b])
-                else:
-                    R[a] = _call(_UNARY[op], R[a])
+
+            def inpe(c, r=r, out0=out0):
+                """The core output vectors at cursor positions c: this timestep's rows, else the memory's."""
+                c = c if bug != "cursor_stuck" else c % max(1, n_inpe)
+                v = r[:, np.minimum(c, nout - 1), :]                                       # (t, g, l)
+                return np.where((c < nout)[None, :, None], v, out0[(c[:, None] << 4) + lane16][None].astype(np.uint64))
+            R, outs, _ = A.run_groups(S, p, ops, ngrp, inpe)
+            writes += [(dsts[p], v) for v in outs]
             # ------------------------------------------------------------ the state the last timestep leaves
             ibuf[dst_in] = xs[-1] if bug != "input_of_first_timestep" else xs[0]
             last = chunks[-1] if bug != "accum_first_chunk" else 0
             o_eff = [last + oo if last + oo < nout else last for oo in range(C.PE_CORE_OC)]
-            S[f"pe{p}_accum"][:256 * C.PE_CORE_OC] = part[-1, o_eff].reshape(-1)
+            S[f"pe{p}_accum"][:256 * C.PE_CORE_OC] = part_last[o_eff].reshape(-1)
             out0[(np.arange(nout)[:, None] << 4) + lane16] = r[-1]
             for a, v in R.items():
                 regs[(a << 4) + lane16] = v[-1, -1]
