@@ -144,50 +144,18 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", op: str = "max", infer
     fx_in1 = declared((tau << 1) + 1, vv) + ii
     fx_out = declared(tau, vv) + ii
     fred = GB_ADPFLOAT_MAX if op == "max" else GB_ADPFLOAT_MEAN
-    P = "gb_layer_reduce"
-
-    def lr_progress(st):
-        """Which tracked cells the LayerReduce loop has processed: pair k = ts/2 - 1 is current, n
-        of its vectors are reduced (v - 1 while a reduction is pending), or the child is done."""
-        valid, state = st[f"{P}_child_valid"], st[f"{P}_child_state"]
-        ts, v = st[f"{P}_ts_cntr"], st[f"{P}_v_cntr"]
-        S = {k: state.eq(code) for k, code in LR.items()}
-        started = S["TS"] & ts.ne(0) | S["VEC"] | S["RED"] | S["DONE"]
-        k = (ts - 2).lshr(1)
-        n = ite(S["RED"], v - 1, v)
-        return S, started, lor(valid.eq(0), started & lor(tau.ult(k), tau.eq(k) & vv.ult(n)))
 
     def fx_cells(s):
         st = {v.name: v for v in s.states}
         c_in0, c_in1, c_out = s.cells
-        _, _, processed = lr_progress(st)
+        _, processed = lr_conjuncts(st.__getitem__, t32, zext(vv, 32), R16, V8, declared, op)
         return [implies(processed, c_out.eq(fred(x0, x1))),
                 implies(~processed, land(c_in0.eq(x0), c_in1.eq(x1), c_out.eq(xo)))]
 
     def fx_inv(s):
         st = {v.name: v for v in s.states}
-        valid, state = st[f"{P}_child_valid"], st[f"{P}_child_state"]
-        ts, v = st[f"{P}_ts_cntr"], st[f"{P}_v_cntr"]
-        b0, b1, bo = st[f"{P}_base0"], st[f"{P}_base1"], st[f"{P}_base_out"]
-        a0, a1, ao = st[f"{P}_addr0"], st[f"{P}_addr1"], st[f"{P}_addr_out"]
-        S, started, _ = lr_progress(st)
-        cfg_ok = land(st[f"{P}_mode"].eq(0 if op == "max" else 1), st[f"{P}_mem_idx"].eq(0),
-                      st[f"{P}_num_vector"].eq(V8), st[f"{P}_num_timestep"].eq(R16),
-                      st["gb_core_mem_mngr_large_base_large_0"].eq(0))
-        off = (zext(v - 1, 32)) << 8
-        return land(
-            cfg_ok,
-            implies(valid.eq(1), lor(*S.values())),
-            implies(valid.eq(0), S["DONE"]),
-            implies(started, land(ts[0].eq(0), ts.uge(2), ts.ule(R16), v.ule(V8),
-                                  b0.eq(declared(ts - 2, 0)),
-                                  b1.eq(declared(ts - 1, 0)),
-                                  bo.eq(declared((ts - 2).lshr(1), 0)))),
-            implies(S["TS"] & ts.ne(0), v.eq(V8) & ts.ult(R16)),
-            implies(S["VEC"], v.ult(V8)),
-            implies(S["RED"], land(v.uge(1), a0.eq(b0 + off), a1.eq(b1 + off), ao.eq(bo + off))),
-            implies(S["DONE"], ts.eq(R16) & v.eq(V8)),
-            *fx_cells(s))
+        scalar, _ = lr_conjuncts(st.__getitem__, t32, zext(vv, 32), R16, V8, declared, op)
+        return land(st["gb_core_mem_mngr_large_base_large_0"].eq(0), *scalar, *fx_cells(s))
 
     def fx_post(s):
         return s.cells[2].eq(fred(x0, x1))
@@ -216,6 +184,41 @@ def chc_spec(shape: dict | None, *, numerics: str = "uf", op: str = "max", infer
         shape_of=lambda vals: {"R": vals["p.R"], "C": 16 * vals["p.V"]},
         covers=("configuration-fields", "model-loops") if symbolic else
         ("codegen-bytes", "order", "model-loops", "read-back"))
+
+
+def lr_conjuncts(state, tau, v, R16, V8, declared, op: str = "max") -> tuple[list, object]:
+    """The LayerReduce loop's invariant about its FSM, counters and address registers (the
+    configuration: mode ``op``, memory index 0, ``num_vector`` V8, ``num_timestep`` R16), and
+    whether the tracked output of timestep ``tau``, vector ``v`` (32-bit terms) is processed: pair
+    k = ts/2 - 1 is current with n of its vectors reduced (v_cntr - 1 while a reduction is pending,
+    else v_cntr), or the child is done (module docstring). ``state(name)``: the model state as a
+    loop variable; ``declared(t, v)``: the declared map's byte offset of vector v of timestep t.
+    Shared by the single pool's CHC artefacts and the chains' phase proof
+    (:mod:`mappings.flexasr.pool_chain_chc`). Returns (conjuncts, processed)."""
+    P = "gb_layer_reduce"
+    valid, fsm = state(f"{P}_child_valid"), state(f"{P}_child_state")
+    ts, vc = state(f"{P}_ts_cntr"), state(f"{P}_v_cntr")
+    b0, b1, bo = state(f"{P}_base0"), state(f"{P}_base1"), state(f"{P}_base_out")
+    a0, a1, ao = state(f"{P}_addr0"), state(f"{P}_addr1"), state(f"{P}_addr_out")
+    S = {k: fsm.eq(code) for k, code in LR.items()}
+    started = S["TS"] & ts.ne(0) | S["VEC"] | S["RED"] | S["DONE"]
+    k = zext((ts - 2).lshr(1), 32)
+    n = zext(ite(S["RED"], vc - 1, vc), 32)
+    processed = lor(valid.eq(0), started & lor(tau.ult(k), tau.eq(k) & v.ult(n)))
+    off = (zext(vc - 1, 32)) << 8
+    conj = [land(state(f"{P}_mode").eq(0 if op == "max" else 1), state(f"{P}_mem_idx").eq(0),
+                 state(f"{P}_num_vector").eq(V8), state(f"{P}_num_timestep").eq(R16)),
+            implies(valid.eq(1), lor(*S.values())),
+            implies(valid.eq(0), S["DONE"]),
+            implies(started, land(ts[0].eq(0), ts.uge(2), ts.ule(R16), vc.ule(V8),
+                                  b0.eq(declared(ts - 2, 0)),
+                                  b1.eq(declared(ts - 1, 0)),
+                                  bo.eq(declared((ts - 2).lshr(1), 0)))),
+            implies(S["TS"] & ts.ne(0), vc.eq(V8) & ts.ult(R16)),
+            implies(S["VEC"], vc.ult(V8)),
+            implies(S["RED"], land(vc.uge(1), a0.eq(b0 + off), a1.eq(b1 + off), ao.eq(bo + off))),
+            implies(S["DONE"], ts.eq(R16) & vc.eq(V8))]
+    return conj, processed
 
 
 def mean_chc_spec(shape: dict | None, numerics: str = "uf", infer: bool = True) -> ChcSpec:

@@ -82,11 +82,11 @@ def build(f: Flex):
 
     c = m.new_child("GB_ATTENTION_CHILD")
     c.set_valid(valid.eq(1))
-    sum_exp, max_val = f.new_bv(f"{PREFIX}_sum_exp", 32, c), f.new_bv(f"{PREFIX}_max_value", 32, c)
-    v, ts = f.new_bv(f"{PREFIX}_vector_cntr", 8, c), f.new_bv(f"{PREFIX}_timestep_cntr", 16, c)
-    bmm = f.new_bv(f"{PREFIX}_bmm_cntr", 1, c)
-    accum = f.new_mem(f"{PREFIX}_accum_vector", 8, 32, 16, c)
-    scores = f.new_mem(f"{PREFIX}_score_buffer", 32, 32, SCORE_BUF_SIZE, c)
+    sum_exp, max_val = f.new_bv(f"{PREFIX}_sum_exp", 32), f.new_bv(f"{PREFIX}_max_value", 32)
+    v, ts = f.new_bv(f"{PREFIX}_vector_cntr", 8), f.new_bv(f"{PREFIX}_timestep_cntr", 16)
+    bmm = f.new_bv(f"{PREFIX}_bmm_cntr", 1)
+    accum = f.new_mem(f"{PREFIX}_accum_vector", 8, 32, 16)
+    scores = f.new_mem(f"{PREFIX}_score_buffer", 32, 32, SCORE_BUF_SIZE)
     nv, nts = f[f"{PREFIX}_num_vector"], f[f"{PREFIX}_num_timestep"]
     b1, b2, b3, b4 = (f[f"{PREFIX}_adpbias_{k}"] for k in (1, 2, 3, 4))
     big, small = f["gb_core_large_buffer"], f["gb_core_small_buffer"]

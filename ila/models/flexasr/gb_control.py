@@ -63,8 +63,8 @@ def build(f: Flex):
     # ------------------------------------------------------------------ GB side
     g = m.new_child("Child_GB_Control")
     g.set_valid(valid.eq(1))
-    t = f.new_bv(f"{PREFIX}_ts_cntr", 16, g)
-    v = f.new_bv(f"{PREFIX}_v_cntr", 8, g)
+    t = f.new_bv(f"{PREFIX}_ts_cntr", 16)
+    v = f.new_bv(f"{PREFIX}_v_cntr", 8)
     big = f["gb_core_large_buffer"]
     first = t.eq(0) & f["pe0_rnn_layer_sizing_is_zero_first"].eq(1)
 
@@ -212,7 +212,7 @@ def _build_core(f: Flex, core_valid, core_state, o, j, mngr, act_valid, fetched)
 def _build_act(f: Flex, act_valid, gb_state, t, cfg, first, fetched):
     c = f.m.new_child("PE_ACT_CHILD")
     c.set_valid(act_valid.eq(1))
-    pc, grp, cur = f.new_bv("pe_act_pc", 5, c), f.new_bv("pe_act_group", 8, c), f.new_bv("pe_act_cursor", 8, c)
+    pc, grp, cur = f.new_bv("pe_act_pc", 5), f.new_bv("pe_act_group", 8), f.new_bv("pe_act_cursor", 8)
     opcode, ra, rb = fetched          # micro-op pc, fetched by the previous instruction
     am0 = "pe0_act_mngr"
     end_prog = (pc + 1).eq(f[f"{am0}_num_inst"])

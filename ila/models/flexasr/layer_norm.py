@@ -49,14 +49,14 @@ def build(f: Flex):
 
     c = m.new_child("Child_GBLayerNorm")
     c.set_valid(valid.eq(1))
-    base_ts = f.new_bv(f"{PREFIX}_timestep_level_base_addr", 32, c)
-    base_v = f.new_bv(f"{PREFIX}_vector_base_addr", 32, c)
-    sum_x, sum_sq = f.new_bv(f"{PREFIX}_sum_X", 24, c), f.new_bv(f"{PREFIX}_sum_X_SQ", 24, c)
-    vsum_x, vsum_sq = f.new_bv(f"{PREFIX}_vector_sum_x", 20, c), f.new_bv(f"{PREFIX}_vector_sum_x_sq", 20, c)
-    mean, inv_std = f.new_bv(f"{PREFIX}_mean", 20, c), f.new_bv(f"{PREFIX}_inv_std", 20, c)
-    a_gamma = f.new_bv(f"{PREFIX}_vector_level_base_addr_gamma", 32, c)
-    a_beta = f.new_bv(f"{PREFIX}_vector_level_base_addr_beta", 32, c)
-    v = f.new_bv(f"{PREFIX}_cntr_vector", 8, c)
+    base_ts = f.new_bv(f"{PREFIX}_timestep_level_base_addr", 32)
+    base_v = f.new_bv(f"{PREFIX}_vector_base_addr", 32)
+    sum_x, sum_sq = f.new_bv(f"{PREFIX}_sum_X", 24), f.new_bv(f"{PREFIX}_sum_X_SQ", 24)
+    vsum_x, vsum_sq = f.new_bv(f"{PREFIX}_vector_sum_x", 20), f.new_bv(f"{PREFIX}_vector_sum_x_sq", 20)
+    mean, inv_std = f.new_bv(f"{PREFIX}_mean", 20), f.new_bv(f"{PREFIX}_inv_std", 20)
+    a_gamma = f.new_bv(f"{PREFIX}_vector_level_base_addr_gamma", 32)
+    a_beta = f.new_bv(f"{PREFIX}_vector_level_base_addr_beta", 32)
+    v = f.new_bv(f"{PREFIX}_cntr_vector", 8)
     nv, nts = f[f"{PREFIX}_num_vector"], f[f"{PREFIX}_num_timestep"]
     b_in, b_beta, b_gamma = f[f"{PREFIX}_adpbias_1"], f[f"{PREFIX}_adpbias_3"], f[f"{PREFIX}_adpbias_4"]
     big, small = f["gb_core_large_buffer"], f["gb_core_small_buffer"]

@@ -35,10 +35,12 @@ def build_layer_reduce(f: Flex):
 
     c = m.new_child("GB_LAYER_REDUCE")
     c.set_valid(valid.eq(1))
-    ts = f.new_bv(f"{PREFIX}_ts_cntr", 16, c)
-    v = f.new_bv(f"{PREFIX}_v_cntr", 8, c)
-    base0, base1, base_out = (f.new_bv(f"{PREFIX}_{n}", 32, c) for n in ("base0", "base1", "base_out"))
-    a0, a1, a_out = (f.new_bv(f"{PREFIX}_{n}", 32, c) for n in ("addr0", "addr1", "addr_out"))
+    # the loop's counters and address registers are declared at the top level (the child updates
+    # them), so that a proof over the top-level ILA names them (verify.phases' stream walk)
+    ts = f.new_bv(f"{PREFIX}_ts_cntr", 16)
+    v = f.new_bv(f"{PREFIX}_v_cntr", 8)
+    base0, base1, base_out = (f.new_bv(f"{PREFIX}_{n}", 32) for n in ("base0", "base1", "base_out"))
+    a0, a1, a_out = (f.new_bv(f"{PREFIX}_{n}", 32) for n in ("addr0", "addr1", "addr_out"))
     mode, mem_idx = f[f"{PREFIX}_mode"], f[f"{PREFIX}_mem_idx"]
     num_v, num_ts = f[f"{PREFIX}_num_vector"], f[f"{PREFIX}_num_timestep"]
     mem = f["gb_core_large_buffer"]

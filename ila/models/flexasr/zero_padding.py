@@ -35,9 +35,9 @@ def build(f: Flex):
 
     c = m.new_child("Child_GBZeroPadding")
     c.set_valid(valid.eq(1))
-    ts, v = f.new_bv(f"{PREFIX}_timestep_cntr", 16, c), f.new_bv(f"{PREFIX}_vector_cntr", 8, c)
-    ts_addr = f.new_bv(f"{PREFIX}_timestep_base_addr", 32, c)
-    addr = f.new_bv(f"{PREFIX}_mem_base_addr", 32, c)
+    ts, v = f.new_bv(f"{PREFIX}_timestep_cntr", 16), f.new_bv(f"{PREFIX}_vector_cntr", 8)
+    ts_addr = f.new_bv(f"{PREFIX}_timestep_base_addr", 32)
+    addr = f.new_bv(f"{PREFIX}_mem_base_addr", 32)
     t1, t2, nv = f[f"{PREFIX}_num_timestep_1"], f[f"{PREFIX}_num_timestep_2"], f[f"{PREFIX}_num_vector"]
     big = f["gb_core_large_buffer"]
 
