@@ -419,8 +419,8 @@ def test_flexasr_linear_run_summary_equals_loop_random(seed, T, I, O, bias, edge
 def test_flexasr_linear_run_summary_without_product_factors(monkeypatch):
     # where ProductSum does not factor as D[a] * D[b] (checked on its whole table), the summary
     # sums table lookups instead of matrix products; both equal the loop
-    from ila.models.flexasr import gb_control, shared_model
-    monkeypatch.setitem(gb_control._TABLES, ("factors", "ProductSum"), None)
+    from ila.models.flexasr import gb_control, shared_model, tables
+    monkeypatch.setitem(tables._TABLES, ("factors", "ProductSum"), None)
     rng = np.random.default_rng(15)
     cmds = _linear_cmds(rng, 5, 48, 320, True, 0.3, (2, 5, 1, 3))
     r = compare_summaries(shared_model(), cmds)

@@ -72,7 +72,7 @@ def run_groups(S, p: int, ops: list, ngrp: int, inpe, slots=None, *, bug: str | 
     buffer's values at the groups' slots (g, lane), whether LOAD reads zero). Returns (the
     registers each written register holds after its group, {register: (..., g, lane)}; the OUTGB
     values (..., g, lane) in program order; the values STORE leaves in the slots (g, lane) or None)."""
-    from ila.models.flexasr.gb_control import _call
+    from ila.models.flexasr.tables import _call
     grp = np.arange(ngrp)
     n_inpe = sum(1 for op, _, _ in ops if op == C.ACT_INPE)
     R, out = {}, []

@@ -58,7 +58,7 @@ def linear_run_summary(*, bug: str | None = None):
     deliberate error for the differential tests."""
     if bug is not None and bug not in LINEAR_RUN_BUGS:
         raise ValueError(f"unknown seeded bug {bug!r}; one of {LINEAR_RUN_BUGS}")
-    from ila.models.flexasr.gb_control import _call, _table8x8, product_factors
+    from ila.models.flexasr.tables import _call, _table8x8, product_factors
     lane16, cell256 = np.arange(16), np.arange(256)
 
     def flexasr_linear_run(S, budget):
