@@ -446,3 +446,126 @@ def test_vta_port_runs_streams_like_the_simulator():
         acc = sim.memory("vta_acc_mem").astype(np.uint32).view(np.int32).reshape(-1, SMALL.lanes("acc"))
         expect += [acc[r] for r in rows]
     assert len(reads) == 3 and all(np.array_equal(a, b) for a, b in zip(reads, expect))
+
+
+def test_term_shortcuts_of_the_packer_equal_the_generic_path():
+    """pack_element's whole-lane shortcut (an 8-bit term in an 8-bit lane) and dram_word's
+    shortcut (8 byte variables concatenated as they are) build the very terms of ila.generic's
+    path (field / bytes_le, simplified), on variables, repeated variables, constants and mixes."""
+    from ila import generic
+    from ila.expr import bv_const, extract
+    from ila.models.vta import driver
+    from ila.sorts import BvSort
+    from ila.unroll import symbol
+    rng = np.random.default_rng(26)
+    xs = [symbol(f"pk_{k}", BvSort(8)) for k in range(6)]
+    wide = symbol("pk_w", BvSort(32))
+    pool = xs + [bv_const(0, 8), bv_const(200, 8), extract(wide, 15, 8), xs[0] + xs[1]]
+    for _ in range(200):
+        lanes = [pool[i] for i in rng.integers(0, len(pool), 8)]
+        assert driver.pack_element(lanes, 8) == [generic.field(v, 0, 8) for v in lanes]
+        mixed = [v if rng.random() < 0.8 else int(rng.integers(0, 256)) for v in lanes]
+        got, want = driver.dram_word(mixed), generic.bytes_le(mixed, 8)
+        assert got is want or got == want, (mixed, got, want)
+    assert driver.dram_word(xs[:4] + xs[:4]) is generic.bytes_le(xs[:4] + xs[:4], 8)
+
+
+def test_port_reads_runs_of_accumulator_rows_like_one_at_a_time():
+    """The VTA runner's reads (a run of consecutive row reads taken from one look at the
+    accumulator) against reading each row alone: the same data, in order, for runs, single
+    reads, reads after a reset, and a row out of range named in the error."""
+    from ila.errors import SimulationError
+    from ila.models.vta.port import PORT
+    rng = np.random.default_rng(27)
+    x, w = rng.integers(-128, 128, (5, 20)), rng.integers(-128, 128, (18, 20))
+    body = program_commands(dense_program(x, w))
+    rows = [0, 3, 1, 1, 9]
+    stream = body + [{"vta_read_acc": r} for r in rows[:3]] + [{"vta_reset": True}] + body + \
+        [{"vta_read_acc": rows[3]}] + body + [{"vta_read_acc": rows[4]}]
+    got = PORT.run(stream)
+    sim = Simulator(build_vta(D))
+    sim.run(body)
+    acc = sim.memory("vta_acc_mem").astype(np.uint32).view(np.int32)
+    want = [acc[16 * r:16 * r + 16] for r in rows]
+    assert len(got) == len(want) and all(np.array_equal(a, b) and a.dtype == np.int32 for a, b in zip(got, want))
+    depth = sim.memory("vta_acc_mem").shape[0] // 16
+    with pytest.raises(SimulationError, match=f"command {len(body) + 1}: accumulator row {depth}"):
+        PORT.run(body + [{"vta_read_acc": 0}, {"vta_read_acc": depth}])
+
+
+def _fill_agrees(sim_state, table, bug=None):
+    """fill_dram (or, where it declines, Simulator.run) against Simulator.run of the table from the
+    same state: every state and memory, the step count; returns (applied, agree)."""
+    from ila.models.vta.driver import fill_dram
+    from ila.sim import _diff_state
+    a, b = Simulator(build_vta(SMALL)), Simulator(build_vta(SMALL))
+    for s in (a, b):
+        for k, v in sim_state.items():
+            s.set_state(k, v)
+    applied = fill_dram(a, table, bug=bug)
+    errors = []
+    for sim, go in ((a, not applied), (b, True)):
+        try:
+            if go:
+                sim.run(table)
+            errors.append(None)
+        except SimulationError as exc:                  # both runs must fail alike
+            errors.append(str(exc))
+    return applied, errors[0] == errors[1] and _diff_state(a, b) == [] and a.steps == b.steps
+
+
+def test_fill_dram_equals_running_the_write_table():
+    """driver.fill_dram (the DRAM-fill fast path of the VTA runner) against the ILA's vta_vir_mem_wr
+    run by the simulator: random disjoint writes (applied), and every case it must decline
+    (overlapping writes, an address past the DRAM, another mode, an extra column, a running child
+    loop), where the simulator's own run decides."""
+    from ila.commands import CommandTable
+    from ila.models.vta.driver import FILL_BUGS, fill_dram
+    rng = np.random.default_rng(28)
+    size = SMALL.dram_bytes
+    words = rng.choice(size // 8, 50, replace=False)
+    addr = (words * 8 + rng.integers(0, 2, 50) * 4).astype(np.uint64)        # some unaligned, none overlap
+    addr = addr[np.concatenate([[True], np.diff(np.sort(addr)) >= 8])[np.argsort(np.argsort(addr))]]
+    data = rng.integers(0, 1 << 64, addr.size, dtype=np.uint64)
+    good = CommandTable({"vta_vir_mem_mode_in": np.ones(addr.size, np.uint8), "vta_vir_mem_addr_in": addr,
+                         "vta_vir_mem_data_in": data})
+    assert _fill_agrees({}, good) == (True, True)
+    over = CommandTable({k: np.concatenate([v, v[:1]]) for k, v in good.columns.items()})
+    over.columns["vta_vir_mem_data_in"][-1] = 7
+    assert _fill_agrees({}, over) == (False, True)                         # overlapping: the last write wins
+    past = CommandTable(dict(good.columns, vta_vir_mem_addr_in=np.where(np.arange(addr.size) == 3, size - 4, addr)))
+    assert _fill_agrees({}, past) == (False, True)                         # the simulator names the write
+    other = CommandTable(dict(good.columns, vta_vir_mem_mode_in=np.full(addr.size, 2, np.uint8)))
+    assert _fill_agrees({}, other) == (False, True)
+    extra = CommandTable(dict(good.columns, vta_top_instr_in=np.zeros(addr.size, np.uint64)))
+    assert _fill_agrees({}, extra) == (False, True)
+    assert _fill_agrees({"vta_child_op": 1}, good)[0] is False           # a LOAD loop would run first
+    for bug in FILL_BUGS:
+        assert _fill_agrees({}, good, bug=bug) == (True, False), bug
+    with pytest.raises(ValueError, match="unknown seeded bug"):
+        fill_dram(Simulator(build_vta(SMALL)), good, bug="nope")
+
+
+def test_vta_streams_mean_their_rows_and_run_like_them():
+    """The numeric fast path of a VTA program's stream (driver.Stream: its DRAM writes one table)
+    holds, row for row, the word-by-word path's commands (the AccProgram's ``canonical``), and the
+    VTA runner gives the same reads on either; vta.dense's passes concatenate their streams."""
+    from ila.models.port import AccProgram
+    from ila.models.vta.driver import Stream
+    from ila.models.vta.port import PORT
+    from mappings import registry
+    from mappings.base import Shape
+    rng = np.random.default_rng(29)
+    m = registry.get("vta.dense")
+    shape = Shape({"N": 700, "K": 40, "M": 40})                # several passes
+    named = m.bind_operands(shape, [rng.standard_normal((700, 40)).astype(np.float32),
+                                    rng.standard_normal((40, 40)).astype(np.float32)])
+    prog = m.program(shape, named)
+    assert isinstance(prog.commands, Stream) and prog.commands.count("vta_reset") >= 1
+    rows = prog.command_list()
+    assert rows == prog.canonical() and len(prog.commands) == len(rows)
+    assert prog.commands.count("vta_read_acc") == sum(1 for c in rows if "vta_read_acc" in c)
+    fast, _ = PORT.run_program(prog)
+    slow, _ = PORT.run_program(AccProgram(rows, prog.readback))
+    assert np.array_equal(fast, slow) and np.isfinite(fast).all()
+    assert Stream([prog.commands, [], rows[:2]]).rows() == rows + rows[:2]

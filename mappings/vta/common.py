@@ -61,7 +61,9 @@ def commands(prog) -> list[dict]:
 
 def acc_program(prog, entries):
     """One invocation (:class:`ila.models.port.AccProgram`): the stream the driver emits for a
-    generated program (:func:`commands`), then the driver's read-back of the accumulator rows that
+    generated program (:func:`commands`; for an integer program the same stream as a
+    ``driver.Stream`` whose DRAM writes are one table, with ``canonical`` the word-by-word path it
+    is checked equal to), then the driver's read-back of the accumulator rows that
     hold ``entries`` (flat accumulator SRAM entries, an int array in the IR result's order and
     shape; each row read once, in increasing order: ``{"vta_read_acc": row}``). The read-back
     returns the int32 values at ``entries`` (int64 array of ``entries``' shape)."""
@@ -75,13 +77,23 @@ def acc_program(prog, entries):
         if len(reads) != len(rows):
             from mappings.base import MappingError
             raise MappingError(f"VTA read-back: {len(reads)} accumulator rows read, the program reads {len(rows)}")
+        if not len(rows):
+            return np.zeros(0, np.int64)[where]
+        if all(isinstance(r, np.ndarray) and r.dtype.kind in "iu" for r in reads):     # the simulator's reads
+            return np.concatenate(reads).astype(np.int64)[where]
         # ints, or terms when a proof runs the read-back on symbolic reads (verify.phases' read-back lemma)
         flat = np.concatenate([np.asarray(r, object if any(isinstance(v, Expr) for v in r) else np.int64)
-                               for r in reads]) if len(rows) else np.zeros(0, np.int64)
+                               for r in reads])
         return flat[where]
+    from ila.models.vta import driver
     from ila.models.vta.isa import DEFAULT_CONFIG
     from ila.models.vta.port import port_for
-    return AccProgram(commands(prog) + [{"vta_read_acc": int(r)} for r in rows], readback,
+    reads = [{"vta_read_acc": int(r)} for r in rows]
+    if prog.terms:                      # a proof's program: the list the driver emits (``commands``)
+        cmds, canonical = commands(prog) + reads, None
+    else:                               # the numeric fast path (a driver.Stream), checked against the word path
+        cmds, canonical = driver.program_stream(prog, reads), (lambda: driver.word_commands(prog) + reads)
+    return AccProgram(cmds, readback, canonical=canonical,
                       machine=None if prog.cfg == DEFAULT_CONFIG else port_for(prog.cfg))
 
 

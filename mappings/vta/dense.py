@@ -142,27 +142,41 @@ def pass_programs(shape: dict, qx: np.ndarray, qw: np.ndarray) -> list:
 
 def int_program(shape: dict, qx: np.ndarray, qw: np.ndarray):
     """The int8 GEMM ``qx @ qw.T`` as one invocation (:class:`ila.models.port.AccProgram`): the
-    passes in run order, each vta.gemm's stream followed by the read-back of its accumulator rows
+    passes in run order (on integer codes a ``driver.Stream``, ``canonical`` the word-by-word path),
+    each vta.gemm's stream followed by the read-back of its accumulator rows
     (vta.gemm's output map), a reset of the machine between passes; the read-back assembles the
-    int64 array [N, M] of int32 values."""
+    int64 array [N, M] of int32 values (an object array of 32-bit terms on symbolic reads, as a
+    proof runs it)."""
     from ila.models.port import AccProgram
     passes = [(r, c, V.acc_program(prog, G.acc_index(pass_shape(shape, r, c))))
               for r, c, prog in pass_programs(shape, qx, qw)]
-    cmds, counts = [], []
+    from ila.models.vta.driver import Stream
+    pieces, counts = [], []
     for k, (_, _, p) in enumerate(passes):
         if k:
-            cmds.append({"vta_reset": True})
-        cmds += p.commands
-        counts.append(sum(1 for c in p.commands if "vta_read_acc" in c))
+            pieces.append([{"vta_reset": True}])
+        pieces.append(p.commands)
+        counts.append(p.commands.count("vta_read_acc") if isinstance(p.commands, Stream) else
+                      sum(1 for c in p.commands if "vta_read_acc" in c))
+    if passes and all(isinstance(p.commands, Stream) for _, _, p in passes):       # integer codes: the fast path
+        cmds = Stream(pieces)
+
+        def canonical():
+            return [c for k, (_, _, p) in enumerate(passes) for c in ([{"vta_reset": True}] if k else []) + p.canonical()]
+    else:
+        cmds, canonical = [c for piece in pieces for c in piece], None
 
     def readback(reads):
-        out = np.zeros((shape["N"], shape["M"]), np.int64)
-        i = 0
+        parts, i = [], 0
         for (r, c, p), n in zip(passes, counts):
-            out[r, c] = p.readback(reads[i:i + n])
+            parts.append((r, c, np.asarray(p.readback(reads[i:i + n]))))
             i += n
+        # int64 from the simulator's reads; an object array of terms when a proof reads symbols
+        out = np.zeros((shape["N"], shape["M"]), object if any(v.dtype == object for _, _, v in parts) else np.int64)
+        for r, c, v in parts:
+            out[r, c] = v
         return out
-    return AccProgram(cmds, readback, machine=passes[0][2].machine if passes else None)
+    return AccProgram(cmds, readback, canonical=canonical, machine=passes[0][2].machine if passes else None)
 
 
 def int_product(shape: dict, qx: np.ndarray, qw: np.ndarray) -> np.ndarray:
@@ -191,7 +205,7 @@ def acc_program(shape: dict, inputs: dict):
     (qx, sx), (qw, sw) = _operands(shape, inputs)
     core = int_program(shape, qx, qw)
     return AccProgram(core.commands, lambda reads: dequantize(core.readback(reads), sx, sw),
-                      info={"scales": (sx, sw)}, machine=core.machine)
+                      canonical=core.canonical, info={"scales": (sx, sw)}, machine=core.machine)
 
 
 def reference(shape: dict, inputs: dict) -> np.ndarray:

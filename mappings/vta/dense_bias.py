@@ -96,7 +96,7 @@ def program(shape: dict, inputs: dict):
     (qx, sx), (qw, sw), b = _operands(shape, inputs)
     core = D.int_program(shape, qx, qw)
     return AccProgram(core.commands, lambda reads: epilogue(core.readback(reads), sx, sw, b),
-                      info={"scales": (sx, sw)}, machine=core.machine)
+                      canonical=core.canonical, info={"scales": (sx, sw)}, machine=core.machine)
 
 
 def reference_term(shape: dict, inputs: dict) -> np.ndarray:

@@ -164,15 +164,38 @@ def _segments(commands: list) -> list[list]:
     return out
 
 
-def pass_stream_problems(shape: dict) -> list[str]:
+class WholeProgram:
+    """``dense.int_program`` of ``shape`` on symbolic codes (:func:`symbolic_codes`), built once
+    for the lemmas of one proof (:func:`pass_stream_problems`, :func:`assembly_problems`): the
+    codes ``qx``, ``qw`` and the program ``prog`` (:class:`ila.models.port.AccProgram`)."""
+
+    def __init__(self, shape: dict):
+        self.shape = dict(shape)
+        self._built = None
+
+    def get(self) -> tuple:
+        """(qx, qw, prog), built on first use."""
+        if self._built is None:
+            qx, qw = symbolic_codes(self.shape)
+            self._built = (qx, qw, D.int_program(self.shape, qx, qw))
+        return self._built
+
+
+def _whole(shape: dict, whole: WholeProgram | None) -> tuple:
+    if whole is not None and whole.shape != dict(shape):
+        raise ValueError(f"the shared program is of shape {whole.shape}, not {shape}")
+    return (whole or WholeProgram(shape)).get()
+
+
+def pass_stream_problems(shape: dict, whole: WholeProgram | None = None) -> list[str]:
     """Lemma: the emitted stream of the whole shape (``dense.int_program`` on symbolic codes) is the
     passes' streams, in run order, separated by machine resets, and the stream of pass (rows, cols)
     is the stream of its piece (vta.gemm's program at the pass shape on fresh symbols ``x_<i>``,
     ``w_<i>``) with exactly the renaming ``x_<i> -> qx[rows].flat[i]``, ``w_<i> -> qw[cols].flat[i]``
     (structural comparison, every command). So every pass runs its piece's proved program on its
-    own operand slices, from reset."""
-    qx, qw = symbolic_codes(shape)
-    segs = _segments(list(D.int_program(shape, qx, qw).commands))
+    own operand slices, from reset. ``whole``: the program built once for several lemmas."""
+    qx, qw, prog = _whole(shape, whole)
+    segs = _segments(list(prog.commands))
     plist = D.passes(shape)
     if len(segs) != len(plist):
         return [f"the stream has {len(segs)} parts between resets, the shape has {len(plist)} passes"]
@@ -208,10 +231,14 @@ def readback_takes_terms() -> bool:
         return False
 
 
-def assembly_problems(shape: dict, *, tags: bool = False) -> list[str]:
-    """Lemma: the read-back of the whole program (``dense.int_program``'s, on symbolic reads, or
-    with ``tags`` on distinct integers) places element (n, m) of pass (rows, cols)'s own read-back
-    (vta.gemm's, the one its piece proves) at out[n, m], for every n, m."""
+def assembly_problems(shape: dict, *, tags: bool = False, whole: WholeProgram | None = None) -> list[str]:
+    """Lemma: the read-back of the whole program (``dense.int_program``'s on symbolic codes, run on
+    symbolic reads, or with ``tags`` on distinct integers) places element (n, m) of pass (rows,
+    cols)'s own read-back (vta.gemm's read-back of the pass program, ``common.acc_program`` at
+    vta.gemm's output map of the pass shape: the one its piece proves) at out[n, m], for every n,
+    m. The pass programs' own read-backs depend on the pass shape and the configuration only; they
+    are taken from the pass programs on zero codes (the numeric path, no terms to pack).
+    ``whole``: the program built once for several lemmas."""
     import numpy as np
     from ila.sorts import BvSort
     from ila.unroll import symbol
@@ -219,8 +246,7 @@ def assembly_problems(shape: dict, *, tags: bool = False) -> list[str]:
 
     def cell(name):
         return next(counter) if tags else symbol(name, BvSort(32))
-    qx, qw = symbolic_codes(shape)
-    prog = D.int_program(shape, qx, qw)
+    qx, qw, prog = _whole(shape, whole)
     segs = _segments(list(prog.commands))
     reads, per_pass = [], []
     for k, seg in enumerate(segs):
@@ -234,7 +260,8 @@ def assembly_problems(shape: dict, *, tags: bool = False) -> list[str]:
         per_pass.append(mine)
     whole = np.asarray(prog.readback(reads), dtype=object)
     bad = []
-    for (r, c, p), mine in zip(D.pass_programs(shape, qx, qw), per_pass):
+    zx, zw = np.zeros(qx.shape, np.int64), np.zeros(qw.shape, np.int64)
+    for (r, c, p), mine in zip(D.pass_programs(shape, zx, zw), per_pass):
         own = np.asarray(V.acc_program(p, G.acc_index(D.pass_shape(shape, r, c))).readback(mine), dtype=object)
         same = (lambda a, b: a == b) if tags else (lambda a, b: a is b)
         if whole[r, c].shape != own.shape or not all(same(a, b) for a, b in zip(whole[r, c].reshape(-1), own.reshape(-1))):
@@ -272,15 +299,16 @@ def chc_spec(shape: dict | None, *, numerics: str = "exact", infer: bool = False
         pieces.setdefault(key, lambda ps=ps: GC.phase_proof(ps, infer=infer))
     n = len(D.passes(shape))
     symbolic_rb = readback_takes_terms()
+    whole = WholeProgram(shape)           # one symbolic build for the stream and read-back lemmas
     covers = ("codegen-bytes", "order", "configuration-fields", "model-loops") + (("read-back",) if symbolic_rb else ())
     return Composite(
         scope="x".join(str(shape[d]) for d in ("N", "K", "M")), pieces=pieces,
         checks=[("tiling: the passes partition out, each within vta.gemm's side conditions",
                  lambda: [b for b in tiling_problems(shape, symbols=False)]),
                 ("every pass's stream is its piece's on its own operands, passes separated by resets",
-                 lambda: pass_stream_problems(shape)),
+                 lambda: pass_stream_problems(shape, whole)),
                 ("the read-back assembles the passes' read-backs" + ("" if symbolic_rb else " (on integer tags)"),
-                 lambda: assembly_problems(shape, tags=not symbolic_rb))],
+                 lambda: assembly_problems(shape, tags=not symbolic_rb, whole=whole))],
         covers=covers, numerics="exact",
         notes=[f"{n} pass(es) from reset, {len(pieces)} distinct pass shape(s) proved once each (a pass's stream is "
                f"its piece's with the pass's data, checked)",

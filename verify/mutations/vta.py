@@ -1,6 +1,7 @@
 """Seeded bugs of the VTA mappings (vta.gemm, vta.add, vta.relu), one or more per layer of the
 trusted path their proofs claim (``mappings.vta.common.COVERS``: codegen-bytes, order,
-configuration-fields, model-loops; no read-back is claimed, so there is no read-back bug). Each
+configuration-fields, model-loops; vta.dense's split proof also claims its read-back, see
+``dense_mutations``). Each
 patches production code (the driver, the mapping's declared output map, or the model) for the
 duration of a check; each must be refuted by BMC with a replayed counterexample at the mapping's
 proof shape.
@@ -15,6 +16,8 @@ does see.
 from __future__ import annotations
 
 import dataclasses
+
+import numpy as np
 
 from verify.mutations import Mutation, Patch
 
@@ -157,8 +160,20 @@ def _common(what: str) -> list[Mutation]:
     ]
 
 
+def _readback_lanes_rotated(acc_program):
+    """The driver's read-back takes lane l of every accumulator row it read from lane l + 1
+    (cyclically): the stream is right, the result is assembled wrong."""
+    def mutated(prog, entries):
+        p = acc_program(prog, entries)
+        return dataclasses.replace(p, readback=lambda reads: p.readback([np.roll(np.asarray(r), -1) for r in reads]))
+    return mutated
+
+
 def gemm_mutations() -> dict[str, Mutation]:
     M = _common("of the weights") + [
+        Mutation("readback_lanes_rotated", "read-back",
+                 "driver: the read-back takes every accumulator lane from the next lane of its row (cyclically)",
+                 (Patch("mappings.vta.common", "acc_program", _readback_lanes_rotated),)),
         Mutation("input_lane_pairs_swapped", "codegen-bytes",
                  "driver: the packer swaps adjacent lanes inside each DRAM word of the input rows (not the weights)",
                  (Patch(_DRIVER, "pack_element", _input_lane_pairs_swapped),)),
@@ -227,18 +242,34 @@ def _last_pass_row_short(passes):
     return mutated
 
 
+def _readback_rows_rotated(int_program):
+    """The whole program's read-back places the result rows one row down, cyclically (every pass's
+    stream and its own read-back are right; only the assembly of out[N, M] is wrong)."""
+    def mutated(shape, qx, qw):
+        prog = int_program(shape, qx, qw)
+        return dataclasses.replace(prog, readback=lambda reads: np.roll(prog.readback(reads), 1, axis=0))
+    return mutated
+
+
 def dense_mutations() -> dict[str, Mutation]:
     """vta.dense runs vta.gemm's driver on int8 codes, pass by pass, read at vta.gemm's output
     map: the gemm bugs, seeded in the same production code, are its bugs too (refuted by BMC at
-    its proof shape), and one tiling bug (refuted by ``--method chc``, see
-    :data:`CHC_ONLY`)."""
+    its proof shape), one tiling bug and one bug in the read-back's assembly of the passes
+    (refuted by ``--method chc``, see :data:`CHC_ONLY`)."""
     M = list(gemm_mutations().values()) + [
         Mutation("last_pass_row_short", "model-loops",
                  "tiling: the last pass ends one row early (an output row computed by no pass)",
                  (Patch("mappings.vta.dense", "passes", _last_pass_row_short),)),
+        Mutation("readback_rows_rotated", "read-back",
+                 "the read-back of the whole program puts every result row one row down (cyclically)",
+                 (Patch("mappings.vta.dense", "int_program", _readback_rows_rotated),)),
     ]
     return {m.name: m for m in M}
 
 
-# seeded bugs that BMC of one pass cannot see by construction: refuted by --method chc
-CHC_ONLY = {"vta.dense": ("last_pass_row_short",)}
+# seeded bugs that BMC of one pass cannot see by construction: refuted by --method chc (the name of
+# the lemma of the split proof that fails)
+CHC_ONLY = {"vta.gemm": ("readback_lanes_rotated",),
+            "vta.dense": ("last_pass_row_short", "readback_rows_rotated", "readback_lanes_rotated")}
+CHC_LEMMA = {"last_pass_row_short": "tiling", "readback_rows_rotated": "read-back assembles",
+             "readback_lanes_rotated": "read-back"}

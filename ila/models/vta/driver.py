@@ -42,7 +42,8 @@ import numpy as np
 
 from ila import generic
 from ila.commands import CommandTable
-from ila.expr import Expr
+from ila.expr import Expr, concat
+from ila.ops import Op
 from ila.sim import Simulator
 from ila.models.vta.model import MEM_STATE, VIR_WR_DRAM, build_vta
 from ila.models.vta.isa import (ALU_ADD, ALU_MAX, ALU_MIN, ALU_SHR, DEFAULT_CONFIG, MEM_ACC, MEM_INP, MEM_OUT,
@@ -77,8 +78,12 @@ def pack_element(lanes, width: int) -> list:
     ``width``-bit terms; the bytes are ints in [0, 256) or 8-bit terms (:func:`ila.generic.field`)."""
     out = []
     for v in lanes:
-        if isinstance(v, Expr) and v.sort.width != width:
-            raise VtaIsaError(f"a {v.sort.width}-bit term cannot fill a {width}-bit lane: {v.short()}")
+        if isinstance(v, Expr):
+            if v.sort.width != width:
+                raise VtaIsaError(f"a {v.sort.width}-bit term cannot fill a {width}-bit lane: {v.short()}")
+            if width == 8:                 # the whole lane: field(v, 0, 8) simplifies to v itself
+                out.append(v)
+                continue
         for j in range(width // 8):
             out.append(generic.field(v, 8 * j, 8))
     return out
@@ -108,7 +113,12 @@ def pack_elements(lanes: np.ndarray, width: int, *, bug: str | None = None) -> n
 
 def dram_word(parts) -> int | Expr:
     """The 64-bit data of one virtual-memory write from its 8 bytes (ints or 8-bit terms), byte 0
-    at the lowest address: the model stores the word little-endian."""
+    at the lowest address: the model stores the word little-endian (:func:`ila.generic.bytes_le`;
+    8 distinct 8-bit variables, the bytes of symbolic tensor data, concatenate as they are, which
+    is what simplifying their concatenation returns)."""
+    parts = list(parts)
+    if len(parts) == 8 and all(isinstance(p, Expr) and p.op is Op.VAR and p.sort.width == 8 for p in parts):
+        return concat(*reversed(parts))
     return generic.bytes_le(parts, 8)
 
 
@@ -436,6 +446,44 @@ def write_runs(cmds: list, *, bug: str | None = None, min_run: int = 64) -> list
     return pieces
 
 
+FILL_BUGS = ("byte_order_reversed",)  # seeded bugs of fill_dram, for its differential test
+
+
+def fill_dram(sim: Simulator, table: CommandTable, *, bug: str | None = None) -> bool:
+    """The numeric fast path of ``sim.run(table)`` for a table of virtual-memory writes: DRAM bytes
+    ``addr .. addr + 7`` get the 64-bit data little-endian (the model's ``vta_vir_mem_wr``), one
+    simulator step per command, all at once. Returns False, changing nothing, where it does not
+    apply (the caller runs the table): a column other than the three write inputs, a mode other
+    than write-DRAM, an address past the DRAM or not 32 bits, two writes that overlap, a child
+    loop running, or a simulator recording its trace. Checked equal to ``sim.run`` (every state and
+    memory, the step count) by ``tests/test_vta_summaries.py``; ``bug`` (one of :data:`FILL_BUGS`)
+    seeds a deliberate error, to show that test catches it."""
+    if bug is not None and bug not in FILL_BUGS:
+        raise ValueError(f"unknown seeded bug {bug!r}; one of {FILL_BUGS}")
+    from ila.models.vta.codes import C_IDLE
+    cols = table.columns
+    n = len(table)
+    if n == 0 or set(cols) != set(_WRITE_KEYS) or sim.record_trace or sim.state.get("vta_child_op") != C_IDLE:
+        return False
+    mode, addr, data = (np.asarray(cols[k]) for k in _WRITE_KEYS)
+    if any(a.dtype.kind not in "iu" for a in (mode, addr, data)) or (addr.dtype.kind == "i" and addr.min() < 0) \
+            or (data.dtype.kind == "i" and data.min() < 0) or not (mode == VIR_WR_DRAM).all():
+        return False
+    dram = sim.state["vta_dram"]
+    addr = addr.astype(np.int64)
+    if addr.max() > min((1 << 32) - 1, dram.shape[0] - 8):
+        return False
+    ordered = np.sort(addr)
+    if n > 1 and (np.diff(ordered) < 8).any():
+        return False
+    parts = data.astype("<u8").view(np.uint8).reshape(n, 8)
+    if bug == "byte_order_reversed":
+        parts = parts[:, ::-1]
+    dram[addr[:, None] + np.arange(8)] = parts
+    sim.steps += n
+    return True
+
+
 def _write_table(run: list) -> CommandTable | None:
     """The commands of ``run`` (virtual-memory writes) as a table, or None when a value is not a
     Python int in [0, 2**64)."""
@@ -452,6 +500,67 @@ def _write_table(run: list) -> CommandTable | None:
         except OverflowError:
             return None
     return CommandTable(cols)
+
+
+class Stream:
+    """A VTA command stream held as pieces in order: :class:`~ila.commands.CommandTable` pieces
+    (virtual-memory writes, the numeric fast path of :func:`dram_write_commands`) and lists of
+    commands. It means the list of its rows (iteration, ``len``, :meth:`rows`), exactly; the VTA
+    port's runner executes the tables as they are, so a program's DRAM writes never become dicts
+    unless a fragment is written or a check compares the stream (``compile.certify`` compares it
+    with the word-by-word path, :func:`word_commands`)."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, pieces):
+        out: list = []
+        for p in pieces:
+            for q in (p.pieces if isinstance(p, Stream) else (p,)):
+                if not len(q):
+                    continue
+                if isinstance(q, CommandTable):
+                    out.append(q)
+                elif out and isinstance(out[-1], list):
+                    out[-1] = out[-1] + list(q)
+                else:
+                    out.append(list(q))
+        self.pieces = tuple(out)
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.pieces)
+
+    def __iter__(self):
+        for p in self.pieces:
+            yield from (p.rows() if isinstance(p, CommandTable) else p)
+
+    def rows(self) -> list[dict]:
+        """The commands as a list of dicts."""
+        return list(self)
+
+    def count(self, key: str) -> int:
+        """Commands holding input or host key ``key`` (a table holds only its own columns)."""
+        return sum((len(p) if key in p.columns else 0) if isinstance(p, CommandTable) else
+                   sum(1 for c in p if key in c) for p in self.pieces)
+
+    def __repr__(self) -> str:
+        return f"Stream({len(self)} commands in {len(self.pieces)} pieces)"
+
+
+def program_stream(prog: VtaProgram, tail: list | None = None):
+    """:func:`program_commands` of ``prog`` followed by the commands ``tail``: a :class:`Stream`
+    (the DRAM writes as one table, :func:`dram_write_table`) for an integer program, the list for a
+    program over terms (what proofs run)."""
+    tail = list(tail or [])
+    if prog.terms:
+        return program_commands(prog) + tail
+    return Stream([dram_write_table(prog.dram, upto=prog.out_addr), instruction_commands(prog) + tail])
+
+
+def word_commands(prog: VtaProgram) -> list[dict]:
+    """:func:`program_commands` of an integer program through the word-by-word path (the packer's
+    :func:`dram_word` of every 8 bytes, as a program over terms is emitted): what the fast paths
+    (:func:`dram_write_commands`' numeric path, :func:`program_stream`'s table) are compared with."""
+    return _word_commands(prog.dram, prog.out_addr, dict(prog.terms)) + instruction_commands(prog)
 
 
 def instruction_commands(prog: VtaProgram) -> list[dict]:
@@ -498,5 +607,6 @@ def run_on_fsim(prog: VtaProgram):
 
 __all__ = ["VtaProgram", "dense_program", "elementwise_program", "result", "run_on_ila", "run_on_fsim",
            "dram_write_commands", "dram_write_table", "write_runs", "instruction_commands", "program_commands",
+           "Stream", "program_stream", "word_commands", "fill_dram", "FILL_BUGS",
            "pack_element", "pack_elements", "dram_word", "PACK_BUGS", "TABLE_BUGS", "RUN_BUGS",
            "weight_tiles", "acc_rows", "elem_width", "MEM_STATE"]

@@ -52,33 +52,61 @@ def _executor(cfg):
     """The runner of machines of configuration ``cfg`` (its accumulator lanes)."""
     def execute(sim, commands, hints: dict) -> list:
         """Run a stream from the simulator's state: ILA commands in batches, host reads of accumulator
-        rows (int32 lanes) and resets between them; the data of every read."""
-        from ila.errors import SimulationError
-        from ila.models.vta.driver import write_runs
-        lanes = cfg.lanes("acc")
-        cmds = commands.rows() if hasattr(commands, "rows") else commands
+        rows (int32 lanes) and resets between them; the data of every read. A ``driver.Stream``
+        runs piece by piece, its tables of DRAM writes as they are."""
+        from ila.commands import CommandTable
+        from ila.models.vta.driver import Stream, fill_dram
+        if isinstance(commands, Stream):
+            pieces = commands.pieces
+        else:
+            pieces = [commands.rows() if hasattr(commands, "rows") else commands]
         reads: list = []
-        n = len(cmds)
-        i = 0
-        for h in [k for k, c in enumerate(cmds) if "vta_read_acc" in c or ("vta_reset" in c and c["vta_reset"])] + [n]:
-            if i < h:                               # ILA commands; DRAM fills as command tables (driver.write_runs)
-                for piece in write_runs(cmds[i:h]):
+        at = 0
+        for piece in pieces:
+            if isinstance(piece, CommandTable):
+                if not fill_dram(sim, piece):
                     sim.run(piece)
-            if h == n:
-                break
-            c = cmds[h]
-            if "vta_read_acc" in c:
-                acc = sim.memory("vta_acc_mem")
-                r = int(c["vta_read_acc"])
-                if not 0 <= r < acc.shape[0] // lanes:
-                    raise SimulationError(f"command {h}: accumulator row {r} is beyond the {acc.shape[0] // lanes} rows "
-                                          "of the accumulator SRAM")
-                reads.append(acc[r * lanes:(r + 1) * lanes].astype(np.uint32).view(np.int32).copy())
             else:
-                sim.reset()
-            i = h + 1
+                _run_list(sim, piece, reads, at, cfg.lanes("acc"))
+            at += len(piece)
         return reads
     return execute
+
+
+def _run_list(sim, cmds: list, reads: list, at: int, lanes: int) -> None:
+    """Run the list ``cmds`` (command ``at`` of the stream first): ILA commands, the long runs of DRAM
+    writes as command tables (``driver.write_runs``); host reads (a run of reads is taken from one
+    look at the accumulator: the state does not change between them) append to ``reads``."""
+    from ila.commands import CommandTable
+    from ila.errors import SimulationError
+    from ila.models.vta.driver import fill_dram, write_runs
+    n = len(cmds)
+    i = 0
+    for h in [k for k, c in enumerate(cmds) if "vta_read_acc" in c or ("vta_reset" in c and c["vta_reset"])] + [n]:
+        if h < i:                               # read by the run of reads before
+            continue
+        if i < h:
+            for piece in write_runs(cmds[i:h]):
+                if not (isinstance(piece, CommandTable) and fill_dram(sim, piece)):
+                    sim.run(piece)
+        if h == n:
+            break
+        if "vta_read_acc" in cmds[h]:
+            acc = sim.memory("vta_acc_mem")
+            rows_of = acc.shape[0] // lanes
+            k, rows = h, []
+            while k < n and "vta_read_acc" in cmds[k]:
+                r = int(cmds[k]["vta_read_acc"])
+                if not 0 <= r < rows_of:
+                    raise SimulationError(f"command {at + k}: accumulator row {r} is beyond the {rows_of} rows "
+                                          "of the accumulator SRAM")
+                rows.append(r)
+                k += 1
+            reads.extend(acc[:rows_of * lanes].reshape(rows_of, lanes)[rows].astype(np.uint32).view(np.int32))
+            i = k
+            continue
+        sim.reset()
+        i = h + 1
 
 
 _PORTS: dict = {}
