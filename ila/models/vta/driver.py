@@ -31,8 +31,14 @@ the DRAM writes of a program without terms are built from the image's 64-bit wor
 (:func:`dram_write_commands`, equal to the word-by-word path), :func:`run_on_ila` sends them as one
 :class:`~ila.commands.CommandTable` (:func:`dram_write_table`, row for row the same commands), and
 the VTA port's runner (``ila.models.vta.port``) runs long runs of writes in a stream as tables
-(:func:`write_runs`). Tensors holding terms always take the element path, so the streams proofs
-execute (:func:`program_commands` on symbolic data) are built as before.
+(:func:`write_runs`). An integer program's stream is a :class:`Stream` (:func:`program_stream`: its
+DRAM writes one table; ``compile.certify`` checks it row for row against the word-by-word path,
+:func:`word_commands`), and the runner applies a table of disjoint DRAM writes at once
+(:func:`fill_dram`, checked equal to the simulator's run of the table). Tensors holding terms
+always take the element path, so the streams proofs execute (:func:`program_commands` on symbolic
+data) are built as before; there, the packer passes an 8-bit term in an 8-bit lane through whole
+and :func:`dram_word` concatenates 8 byte variables as they are (the terms ``ila.generic`` builds,
+checked equal by the same tests).
 """
 from __future__ import annotations
 

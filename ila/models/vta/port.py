@@ -10,6 +10,11 @@ so the driver's read-back observes the SRAM the result sits in, as the proofs do
 ``{"vta_reset": True}`` returns the machine to its reset state (DRAM zero, SRAMs zero: the next
 pass of a multi-pass program starts as the first did).
 
+The runner takes a list of commands or a ``driver.Stream`` (an integer program's stream, its DRAM
+writes one table); tables of disjoint DRAM writes are applied at once (``driver.fill_dram``, the
+model's ``vta_vir_mem_wr`` on every row; else the simulator runs them), and a run of accumulator
+reads is taken from one look at the SRAM.
+
 Fragment entries: ``{"mode": "M", "addr": "0x<=8 hex digits", "data": "0x<=16 hex digits"}``,
 ``{"mode": "I", "data": "0x<=32 hex digits"}``, ``{"mode": "A", "addr": "0x<row>"}``,
 ``{"mode": "X"}`` (reset). Default proof numerics: ``exact`` (VTA's int8 x int8 -> int32
