@@ -109,6 +109,12 @@ def _lane_swap(mmio_table):
     return mutated
 
 
+def _vta_table_short(dram_write_table):
+    """VTA's numeric stream builder (the table of DRAM writes) drops the last non-zero word (the
+    word-by-word path the proofs run is right)."""
+    return lambda image, upto=None, **kw: dram_write_table(image, upto, bug="drops_last_word")
+
+
 def _any_user(chains):
     """Chain detection without the sole-user condition: a call whose value has other users too is
     fused (its value then stays in the accelerator)."""
@@ -152,6 +158,10 @@ BUGS: dict[str, CompilerBug] = {b.name: b for b in (
     CompilerBug(Mutation("fast_path_lane_swap", "fast-path", "FlexASR's vectorised stream builder swaps data lanes "
                          "0 and 1 (the element path the proofs run is right)",
                          (Patch("ila.models.flexasr.driver", "mmio_table", _lane_swap),)), "scenario_fast_path"),
+    CompilerBug(Mutation("vta_fast_path_short", "fast-path", "VTA's numeric stream builder drops the last non-zero "
+                         "DRAM word of a program (the word-by-word path the proofs run is right)",
+                         (Patch("ila.models.vta.driver", "dram_write_table", _vta_table_short),)),
+                "scenario_vta_fast_path"),
     CompilerBug(Mutation("chain_two_users", "chain-fusion", "chain detection fuses pools across a value that has a "
                          "second user", (Patch("compile.chains", "chains", _any_user),)), "scenario_chain",
                 control="ran"),
@@ -226,6 +236,17 @@ def scenario_fast_path(path, mutated: bool) -> Outcome:
     if res.counts().get("flexasr.maxpool"):
         return Outcome(False, "offloaded", "the pools offloaded")
     return Outcome(True, "refused", _refused(res, "flexasr.maxpool"))
+
+
+def scenario_vta_fast_path(path, mutated: bool) -> Outcome:
+    from compile.ir.graph import Graph, call, const, var
+    rng = np.random.default_rng(4)
+    x = var("x", (8, 40))
+    g = Graph([x], [call("nn.dense", x, const((rng.standard_normal((24, 40)) / 8).astype(np.float32)))])
+    res = _compile(g, ("vta.dense",), path)
+    if res.counts().get("vta.dense"):
+        return Outcome(False, "offloaded", "the 8x40x24 dense layer offloaded")
+    return Outcome(True, "refused", _refused(res, "vta.dense"))
 
 
 def scenario_chain(path, mutated: bool) -> Outcome:
