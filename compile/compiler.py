@@ -194,18 +194,41 @@ def compile_graph(graph: Graph, targets=None, *, matching: str = "exact",
     targets = default_targets() if targets is None else targets
     if matching not in MATCHING:
         raise CompileError(f"matching must be one of {MATCHING} (got {matching!r})")
-    from compile.egraph import Session
     from compile.patterns import mapping_patterns
     pats = mapping_patterns()
     chosen = selected(targets, list(pats))
     pats = {n: p for n, p in pats.items() if n in chosen}
     out = Compiled(matching)
     t0 = time.perf_counter()
-    specs = ()
+    specs, expansions = (), []
     if matching == "flexible":
+        from compile.rewrites.base import rules_for
         rules = _certified_rules(certify, budget, ledger_path, out)
         out.seconds["certify-rules"] = time.perf_counter() - t0
-        specs = tuple(s for rw in rules for s in rw.rules)
+        specs = tuple(s for rw in rules if not rw.expands for s in rules_for(rw.rules, graph.outputs))
+        expansions = [rw for rw in rules if rw.expands]
+    opts = dict(pats=pats, require=require, certify=certify, budget=budget, ledger_path=ledger_path,
+                max_iters=max_iters, time_limit=time_limit, max_terms=max_terms, cost=cost)
+    _compile_egraph(graph, specs, out, **opts)
+    from compile.expand import expand, program_cost
+    alt_graph, applied = expand(graph, expansions)
+    if applied:                   # the expanded graph as an alternative program, kept if it costs less
+        alt = Compiled(matching, rules_missing=list(out.rules_missing))
+        _compile_egraph(alt_graph, specs, alt, **opts)
+        alt.rules_used = {**applied, **alt.rules_used}
+        keep = alt if program_cost(alt.program, cost, alt.transfers()) < \
+            program_cost(out.program, cost, out.transfers()) else out
+        keep.seconds = {k: out.seconds.get(k, 0.0) + (alt.seconds.get(k, 0.0) if k != "certify-rules" else 0.0)
+                        for k in {**out.seconds, **alt.seconds}}
+        out = keep
+    return out
+
+
+def _compile_egraph(graph: Graph, specs: tuple, out: Compiled, *, pats, require, certify, budget, ledger_path,
+                    max_iters, time_limit, max_terms, cost) -> Compiled:
+    """Steps 1 and 3-4 of the module docstring on ``graph`` with the rules ``specs`` (step 2),
+    filling ``out``."""
+    from compile.egraph import Session
     t0 = time.perf_counter()
     with Session(specs) as s:
         s.add_graph(graph.outputs)

@@ -7,7 +7,7 @@ No other module imports egglog. What this module provides:
 * **The language.** ``Term`` e-nodes: ``Term.leaf(uid)`` (a graph input or constant, by the IR
   value's uid), ``Term.zeros(shape, dtype)`` (a zero constant a rewrite creates), typed constructors
   with every attribute of the IR operator as an egglog value (:data:`TYPED`: ``nn.dense``,
-  ``nn.bias_add``, ``add``, ``nn.conv2d``, ``nn.max_pool2d``, ``lstm_layer``, ``nn.lstm``,
+  ``nn.bias_add``, ``add``, ``multiply``, ``sigmoid``, ``tanh``, ``nn.conv2d``, ``nn.max_pool2d``, ``lstm_layer``, ``nn.lstm``,
   ``transpose``, ``reshape``, ``nn.pad``, ``nn.im2col``, ``strided_slice``, ``concatenate``),
   ``Term.host(key, args)`` / ``Term.move(key, args)`` for every other host compute / data-movement
   operator (``key`` names the operator and its attributes; the session keeps the table),
@@ -57,6 +57,7 @@ import atexit
 import functools
 import itertools
 import json
+import logging
 import queue
 import sys
 import threading
@@ -76,6 +77,22 @@ HOST = 10_000        # a host compute operator
 MOVE = 10            # a host data-movement operator (layout, padding, im2col, slicing)
 CALL = 1             # an accelerator call
 TRANSFER = 1_000     # data-movement objective: one store or one load of a call
+LSTM_STEP_OPERATORS = 11     # host compute operators per step of an unrolled LSTM cell (lstm_host_cost)
+LSTM_FIRST_STEP_SAVING = 3
+
+
+def lstm_host_cost(steps: int) -> int:
+    """The extraction cost of an LSTM layer of ``steps`` steps on the host (``nn.lstm``,
+    ``lstm_layer``): :data:`HOST` per host compute operator of its unrolled form
+    (:mod:`compile.rewrites.unroll`): the input projection (dense, bias_add), 6 operators in the
+    first step (2 sigmoid, 2 tanh, 2 multiply: with the zero initial state neither the recurrence
+    nor the forget gate is needed) and 11 in each later one (dense, bias_add, 3 sigmoid, 2 tanh,
+    3 multiply, add), so 11 T - 3. With every operator on the host the folded layer is cheaper by
+    the unrolled form's data movement; offloading some of its operators makes the unrolled form the
+    cheaper one (:func:`compile.expand.program_cost`)."""
+    return (LSTM_STEP_OPERATORS * steps - LSTM_FIRST_STEP_SAVING) * HOST
+
+
 STOP_REASONS = ("saturated", "time", "e-nodes", "iterations", "none")
 MAX_RANK = 6         # the shape analysis handles tensors up to this rank
 CUT = 10 ** 12       # extraction: a graph value whose tree (paths to leaves) exceeds this is extracted alone
@@ -152,6 +169,18 @@ class Term(Expr):
     @method(cost=HOST)
     @classmethod
     def add(cls, x: Term, y: Term) -> Term: ...
+
+    @method(cost=HOST)
+    @classmethod
+    def multiply(cls, x: Term, y: Term) -> Term: ...
+
+    @method(cost=HOST)
+    @classmethod
+    def sigmoid(cls, x: Term) -> Term: ...
+
+    @method(cost=HOST)
+    @classmethod
+    def tanh(cls, x: Term) -> Term: ...
 
     @method(cost=HOST)
     @classmethod
@@ -299,7 +328,7 @@ def false() -> Bool:
     return Bool(False)
 
 
-__all__ = ["Term", "TermList", "shape", "dtype", "zero_term", "const_term", "terms", "vec", "eq", "ne",
+__all__ = ["Term", "TermList", "rule_var", "shape", "dtype", "zero_term", "const_term", "terms", "vec", "eq", "ne",
            "term_vars", "int_vars", "vec_vars", "str_vars", "list_vars", "float_vars", "bool_vars", "string",
            "false", "RuleSpec", "Session", "View", "EClass", "ENode", "EGraphError",
            "apply_rules", "HOST", "MOVE", "CALL", "TRANSFER", "STOP_REASONS", "TYPED"]
@@ -313,6 +342,9 @@ TYPED = {
     "nn.dense": ("dense", 2, ()),
     "nn.bias_add": ("bias_add", 2, (("axis", _INT),)),
     "add": ("add", 2, ()),
+    "multiply": ("multiply", 2, ()),
+    "sigmoid": ("sigmoid", 1, ()),
+    "tanh": ("tanh", 1, ()),
     "nn.conv2d": ("conv2d", 2, (("strides", _VEC), ("padding", _PADS), ("dilation", _VEC), ("groups", _INT),
                                 ("data_layout", _STR), ("kernel_layout", _STR))),
     "nn.max_pool2d": ("max_pool2d", 1, (("pool_size", _VEC), ("strides", _VEC), ("padding", _PADS),
@@ -389,13 +421,18 @@ class RuleSpec:
     ``ne``, i64 comparisons; computations that may fail, such as an out-of-range ``Vec`` index,
     belong here, where they fail the match), ``rhs`` is added and recorded as equal to ``root``.
     ``label`` tells the rule apart from the other rules of the rewrite (a variant per rank or per
-    operand count). ``rhs`` may use only bound variables."""
+    operand count). ``rhs`` may use only bound variables, and the names of ``lets``: ``(name, term)``
+    pairs bound in order before ``rhs`` is added (egglog ``let`` actions, each term over the bound
+    variables and the earlier names; :func:`rule_var` refers to one), so a right-hand side whose
+    values are shared many times over (a recurrence) stays linear in size: egglog translates a rule's
+    actions as trees."""
     rewrite: str
     label: str
     root: object
     lhs: object
     where: tuple
     rhs: object
+    lets: tuple = ()
 
     @property
     def name(self) -> str:
@@ -405,13 +442,33 @@ class RuleSpec:
         """The egglog rule (built once per spec)."""
         got = _RULES.get(id(self))
         if got is None or got[0] is not self:
-            acts = [pending(String(self.rewrite), self.root, self.rhs)]
+            acts = []
+            for name, term in self.lets:
+                acts.append(let(_LET_PREFIX + name, term))
+                acts += [born(String(self.rewrite), t) for t in _subterms(term)]
+            acts.append(pending(String(self.rewrite), self.root, self.rhs))
             acts += [born(String(self.rewrite), t) for t in _subterms(self.rhs)]
             got = _RULES[id(self)] = (self, rule(eq(self.root).to(self.lhs), *self.where, name=self.name).then(*acts))
         return got[1]
 
 
 _RULES: dict = {}
+_LET_PREFIX = "rw_"          # rule-local let names (the graph's global lets are v<uid> and outputs<n>)
+
+
+def rule_var(name: str) -> Term:
+    """The Term bound by a :class:`RuleSpec`'s ``lets`` entry ``name`` (within that rule)."""
+    return var(name, Term, egg_name=f"${_LET_PREFIX}{name}")
+
+
+class _LocalLetNames(logging.Filter):
+    """egglog-python names every ``let`` as a global (``$name``); inside a rule egglog then warns
+    that a local name starts with ``$`` (a naming convention only: the binding is rule-local)."""
+    def filter(self, record):
+        return f"Non-global `${_LET_PREFIX}" not in record.getMessage()
+
+
+logging.getLogger("egglog").addFilter(_LocalLetNames())
 
 
 def _subterms(e) -> list:
@@ -455,6 +512,10 @@ def _analysis_rules() -> list:
         set_(shape(t)).to(sx)))
     R.append(rule(eq(t).to(Term.add(x, y)), eq(sx).to(shape(x)), eq(sx).to(shape(y)), name="shape:add").then(
         set_(shape(t)).to(sx)))
+    R.append(rule(eq(t).to(Term.multiply(x, y)), eq(sx).to(shape(x)), eq(sx).to(shape(y)),
+                  name="shape:multiply").then(set_(shape(t)).to(sx)))
+    for name, act in (("sigmoid", Term.sigmoid), ("tanh", Term.tanh)):
+        R.append(rule(eq(t).to(act(x)), eq(sx).to(shape(x)), name=f"shape:{name}").then(set_(shape(t)).to(sx)))
     for layout, dims in (("NCHW", (1, 2, 3)), ("NHWC", (3, 1, 2))):
         ci, hi, wi = dims
         klay = "OIHW" if layout == "NCHW" else "OHWI"
@@ -514,11 +575,11 @@ def _analysis_rules() -> list:
                   eq(out).to(vec(sx[0], hh)), name="shape:lstm_layer").then(set_(shape(t)).to(out)))
     # dtypes: the operands' common dtype (the IR's rule when they agree)
     unary = [Term.transpose(x, ax), Term.reshape(x, ns), Term.pad(x, pw, v, m), Term.im2col(x, ks, st, pd, dil),
-             Term.strided_slice(x, bg, en, sb, ax), Term.max_pool2d(x, ks, st, pd, c)]
+             Term.strided_slice(x, bg, en, sb, ax), Term.max_pool2d(x, ks, st, pd, c), Term.sigmoid(x), Term.tanh(x)]
     for k_, pat in enumerate(unary):
         R.append(rule(eq(t).to(pat), eq(d).to(dtype(x)), name=f"dtype:unary{k_}").then(set_(dtype(t)).to(d)))
     for k_, pat in enumerate([Term.dense(x, y), Term.bias_add(x, y, a), Term.add(x, y),
-                              Term.conv2d(x, y, st, pd, dil, g, dl, kl)]):
+                              Term.conv2d(x, y, st, pd, dil, g, dl, kl), Term.multiply(x, y)]):
         R.append(rule(eq(t).to(pat), eq(d).to(dtype(x)), eq(d).to(dtype(y)), name=f"dtype:binary{k_}").then(
             set_(dtype(t)).to(d)))
     R.append(rule(eq(t).to(Term.lstm_layer(x, w, y, b)), eq(d).to(dtype(x)), eq(d).to(dtype(w)), eq(d).to(dtype(y)),
@@ -533,6 +594,12 @@ def _analysis_rules() -> list:
     R.append(rule(eq(t).to(Term.concatenate(lst, a)), const_list(lst), name="const:concatenate").then(const_term(t)))
     R.append(rule(eq(t).to(Term.add(x, y)), const_term(x), const_term(y), name="const:add").then(
         const_term(t), set_cost(Term.add(x, y), 0)))
+    # a recurrent layer on the host costs what its unrolled cell costs there (lstm_host_cost)
+    R.append(rule(eq(t).to(Term.lstm(lst)), eq(s).to(shape(t)), eq(s.length()).to(i64(4)), name="cost:lstm").then(
+        set_cost(Term.lstm(lst), (s[0] * LSTM_STEP_OPERATORS - LSTM_FIRST_STEP_SAVING) * HOST)))
+    R.append(rule(eq(t).to(Term.lstm_layer(x, w, y, b)), eq(s).to(shape(t)), eq(s.length()).to(i64(2)),
+                  name="cost:lstm_layer").then(
+        set_cost(Term.lstm_layer(x, w, y, b), (s[0] * LSTM_STEP_OPERATORS - LSTM_FIRST_STEP_SAVING) * HOST)))
     # a rewrite's two sides are united only when their shapes and dtypes agree
     R.append(rule(pending(n, x, y), eq(s).to(shape(x)), eq(s).to(shape(y)), eq(d).to(dtype(x)), eq(d).to(dtype(y)),
                   name="commit").then(union(x).with_(y), committed(n, x, y)))
@@ -1506,6 +1573,8 @@ def _read_back(view: View, lhs):
     result = None
     while stack:
         n, c, done = stack.pop()
+        if c in built:                           # a shared e-class reached again: built once
+            continue
         kids = [o for o in n.children if o != root and view.classes[o].origin is None and o not in built]
         if not done and kids:
             stack.append((n, c, True))

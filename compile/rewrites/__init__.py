@@ -6,7 +6,7 @@ the compiler's e-graph runs, declared beside what certifies it: instances of the
 over parameters (shapes, window sizes, attributes), a small enumerated parameter space for the exact
 check, and a random-parameter generator for the property test that does not assume the guard.
 :mod:`compile.rewrites.rules` holds the project's rewrites (:mod:`compile.rewrites.tiling` the
-size-bounded tiling rules), :mod:`compile.rewrites.broken` seeded
+size-bounded tiling rules, :mod:`compile.rewrites.unroll` the LSTM unroll), :mod:`compile.rewrites.broken` seeded
 wrong ones the certification must refute (wrong right-hand sides, dropped guards), and
 :mod:`compile.rewrites.certify` the checks: the rules run in an e-graph holding the left-hand side,
 the right-hand side read back as IR; BMC of the two sides lowered to the compiler-IR ILA
@@ -30,8 +30,9 @@ from compile.rewrites.base import Rewrite
 
 
 def registry() -> dict[str, Rewrite]:
-    """The project's rewrites by name (:mod:`compile.rewrites.rules`, then the tiling rules of
-    :mod:`compile.rewrites.tiling`)."""
+    """The project's rewrites by name (:mod:`compile.rewrites.rules`, the tiling rules of
+    :mod:`compile.rewrites.tiling`, then the LSTM unroll of :mod:`compile.rewrites.unroll`)."""
     from compile.rewrites.rules import RULES
     from compile.rewrites.tiling import TILING
-    return {r.name: r for r in RULES + TILING}
+    from compile.rewrites.unroll import UNROLL
+    return {r.name: r for r in RULES + TILING + UNROLL}

@@ -10,7 +10,7 @@ reach those cases). The guard-dropped variants reuse the rules' own declarations
 from __future__ import annotations
 
 from compile.egraph import RuleSpec, eq, int_vars, vec
-from compile.rewrites import rules, tiling
+from compile.rewrites import rules, tiling, unroll
 from compile.rewrites.base import Rewrite
 
 
@@ -48,6 +48,13 @@ BROKEN = (
     Rewrite("lstm_fold_dropped_bias", "lstm_fold summing only the input bias Wb (the recurrence bias Rb dropped)",
             rules.lstm_fold_rules(halves=(True, False), name="lstm_fold_dropped_bias"), rules._lstm_lhs,
             rules._rand_lstm, _LSTM_SPACE, bit_exact=False, rtol=rules.LSTM_RTOL),
+    Rewrite("lstm_unroll_swapped_gates", "lstm_unroll reading ONNX's o and f gate blocks the other way round",
+            unroll.family(gates=(0, 2, 1, 3), name="lstm_unroll_swapped_gates"), rules._lstm_lhs, unroll._rand_lstm,
+            _LSTM_SPACE, bit_exact=False, rtol=unroll.RTOL),
+    Rewrite("lstm_unroll_no_recurrence", "lstm_unroll without the recurrence term (each step's gates from its input "
+            "projection only, h_(t-1) R dropped)",
+            unroll.family(recurrence=False, name="lstm_unroll_no_recurrence"), rules._lstm_lhs, unroll._rand_lstm,
+            _LSTM_SPACE, bit_exact=False, rtol=unroll.RTOL),
     Rewrite("dense_flatten_swapped_rows", "dense_flatten reading x's rows with its first two axes transposed",
             rules.dense_flatten_rules(swap_leading=True, name="dense_flatten_swapped_rows"), rules._dense_lhs,
             lambda rng: dict(zip("NKM", rules._dims(rng, 3)), R=int(rng.integers(2, 6))),
@@ -91,6 +98,9 @@ BROKEN = (
     Rewrite("unguarded_add_bias", "add_bias without the condition on the bias shape (any b of rank r - 1)",
             rules.add_bias_rules(check_bias=False), rules._add_lhs, rules._rand_add,
             dict(N=(1,), C=(2,), H=(2,), rank2=(1,), b=("channel", "full"))),
+    Rewrite("unguarded_lstm_unroll", "lstm_unroll without the zero initial state condition (h0, c0 dropped)",
+            unroll.family(check_state=False, name="unguarded_lstm_unroll"), rules._lstm_lhs, unroll._rand_lstm,
+            [dict(T=2, I=1, H=1, bias="input", state="ones", ints=True)], bit_exact=False, rtol=unroll.RTOL),
     Rewrite("unguarded_lstm_fold", "lstm_fold without the zero initial state condition (h0, c0 dropped)",
             rules.lstm_fold_rules(check_state=False, name="unguarded_lstm_fold"), rules._lstm_lhs, rules._rand_lstm,
             [dict(T=2, I=1, H=1, bias="input", state="ones", ints=True)], bit_exact=False, rtol=rules.LSTM_RTOL),

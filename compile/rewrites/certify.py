@@ -84,7 +84,7 @@ def exact_check(rw: Rewrite, params: dict, timeout: float | None = 60.0):
     ``Unknown`` verdict where the ILA cannot express a side). CompileError where the rewrite does
     not apply at ``params`` or its sides' shapes differ."""
     from compile.rewrites.lower import LoweringError, lower
-    from ila.models.relay.model import relay_ila
+    from ila.models.relay.activations import relay_ila_with_activations
     from ila.verdict import Unknown
     from mappings.base import ProofSetup, Side, symbolic_data
     from verify.bmc import check_bmc
@@ -102,7 +102,7 @@ def exact_check(rw: Rewrite, params: dict, timeout: float | None = 60.0):
         left, right = lower([lhs], elements), lower([rhs], elements)
     except LoweringError as exc:
         return Unknown("bmc", "z3", 0.0, reason=f"not expressible in the compiler-IR ILA: {exc}")
-    ila = relay_ila("int32_uf", tensor_entries=1 << 16)    # int32 with uninterpreted sigmoid/tanh
+    ila = relay_ila_with_activations("int32_uf", tensor_entries=1 << 16)   # int32, uninterpreted sigmoid/tanh
     n = int(np.prod(lhs.shape))
     ps = ProofSetup(Side(ila, left.commands, "tensor"), Side(ila, right.commands, "tensor"), data,
                     [(left.base[lhs.uid] + k, right.base[rhs.uid] + k) for k in range(n)],
@@ -171,13 +171,16 @@ def property_check(rw: Rewrite, samples: int = 30, seed: int = 0, stats: dict | 
     return checked, bad
 
 
-MODULES = ("compile.rewrites.rules", "compile.rewrites.tiling")
+MODULES = ("compile.rewrites.rules", "compile.rewrites.tiling", "compile.rewrites.unroll")
 
 
 def module_of(rw: Rewrite) -> str:
     """The module that declares ``rw`` (its certificate's digest covers that module's closure)."""
     from compile.rewrites.tiling import TILING
-    return MODULES[1] if any(r is rw for r in TILING) else MODULES[0]
+    from compile.rewrites.unroll import UNROLL
+    if any(r is rw for r in TILING):
+        return MODULES[1]
+    return MODULES[2] if any(r is rw for r in UNROLL) else MODULES[0]
 
 
 def bound_check(rw: Rewrite) -> list[str]:

@@ -4,7 +4,8 @@ same ILA over shared symbolic input elements.
 
 Layout: one tensor memory; address 0 holds the constant 0 (padding), tensors are placed one after
 another from address 1, row-major. Operators with an ILA instruction use it (``nn.dense``,
-``nn.bias_add``, ``add``, ``multiply``, ``nn.relu``, ``nn.max_pool2d`` without padding,
+``nn.bias_add``, ``add``, ``multiply``, ``nn.relu``, ``sigmoid`` and ``tanh`` (the ILA's activation
+extension, :mod:`ila.models.relay.activations`), ``nn.max_pool2d`` without padding,
 ``nn.conv2d`` with batch 1, groups 1, one stride, no padding or dilation; ``lstm_layer``; ``nn.lstm``
 with batch 1 and initial states absent or constant zeros, through its own ONNX-LSTM instruction). Pure data-movement
 operators (``reshape``, ``transpose``, ``nn.im2col``, ``strided_slice``, ``concatenate``,
@@ -49,7 +50,7 @@ class Fragment:
 
 
 def _fid(name: str) -> int:
-    from ila.models.relay.model import FUNC_IDS
+    from ila.models.relay.activations import FUNC_IDS     # the base ILA's operators and the activations
     return FUNC_IDS[name]
 
 
@@ -138,8 +139,8 @@ def _node(f: Fragment, node: Node) -> None:
         x, y = (_broadcast(f, t, node.shape) for t in args)
         _cmd(f, node.op, x, y, f.alloc(node), int(np.prod(node.shape)))
         return
-    if node.op == "nn.relu":
-        _cmd(f, "nn.relu", f.base[args[0].uid], f.alloc(node), int(np.prod(node.shape)))
+    if node.op in ("nn.relu", "sigmoid", "tanh"):
+        _cmd(f, node.op, f.base[args[0].uid], f.alloc(node), int(np.prod(node.shape)))
         return
     if node.op == "nn.dense":
         x, w = args
