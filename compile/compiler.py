@@ -10,7 +10,10 @@ the only module that touches egglog):
    the e-graph saturates or a limit stops it (``max_iters`` iterations, ``time_limit`` seconds,
    ``max_terms`` e-nodes); :attr:`Compiled.stop_reason` says which. A rewrite's two sides are united
    only when their shapes and dtypes agree (otherwise :class:`compile.egraph.EGraphError` names it).
-   ``matching='exact'`` skips this step (stop reason ``none``).
+   ``matching='exact'`` skips this step (stop reason ``none``). A certified expansion
+   (``Rewrite.expands``: the LSTM unroll) is not run in the e-graph; where it applies, the graph it
+   gives (:func:`compile.expand.expand`) is compiled too, and the program that costs less is kept
+   (:func:`compile.expand.program_cost`; :attr:`Compiled.rules_used` then names the expansion).
 3. IR->accelerator: every e-node where a target mapping's registered IR pattern matches
    (e-matching over the e-graph's typed view; each pattern node is tested by
    :func:`compile.patterns.node_matches`, closed patterns: unstated attributes at their defaults,
@@ -187,8 +190,10 @@ def compile_graph(graph: Graph, targets=None, *, matching: str = "exact",
     :data:`compile.egraph.TRANSFER` per store of its operands and load of its result, except a call
     whose one operand's e-class holds a call it can chain with, :mod:`compile.chains`: the data
     stays in the accelerator). Saturation limits: ``max_iters`` egglog iterations, ``time_limit``
-    seconds, ``max_terms`` e-nodes. Raises CompileError for bad options, EGraphError (a
-    CompileError) for a rewrite whose two sides disagree on shape or dtype."""
+    seconds, ``max_terms`` e-nodes. With flexible matching, a certified expansion that applies makes
+    a second compilation of the expanded graph; the cheaper program is returned (``seconds`` sums
+    both). Raises CompileError for bad options, EGraphError (a CompileError) for a rewrite whose two
+    sides disagree on shape or dtype."""
     if cost not in COSTS:
         raise CompileError(f"cost must be one of {COSTS} (got {cost!r})")
     targets = default_targets() if targets is None else targets
