@@ -140,14 +140,20 @@ class CallPlan:
     decision: object
 
 
-def _certified_rules(certify: str, budget: float, ledger_path, out: Compiled):
+def _certified_rules(certify: str, budget: float, ledger_path, out: Compiled, graph: Graph):
+    """The rewrites with a current ``proved`` certificate (obtained on demand with ``certify``);
+    a rule family none of whose sizes occurs in ``graph`` (no LSTM of a length it unrolls) can
+    match nothing there, so it is neither certified nor used."""
     from compile.rewrites import registry
+    from compile.rewrites.base import RuleFamily, rules_for
     from verify import ledger
     entries = ledger.current(ledger.load(ledger_path))
     ok = {e["mapping"][len("rewrite."):] for e in entries if e["mapping"].startswith("rewrite.") and
           e["result"] == "proved"}
     rules = []
     for name, rw in registry().items():
+        if isinstance(rw.rules, RuleFamily) and not rules_for(rw.rules, graph.outputs):
+            continue
         if name not in ok and certify != "none":
             from compile.rewrites.certify import certify as run_cert, record
             cert = run_cert(rw, timeout=budget)
@@ -208,7 +214,7 @@ def compile_graph(graph: Graph, targets=None, *, matching: str = "exact",
     specs, expansions = (), []
     if matching == "flexible":
         from compile.rewrites.base import rules_for
-        rules = _certified_rules(certify, budget, ledger_path, out)
+        rules = _certified_rules(certify, budget, ledger_path, out, graph)
         out.seconds["certify-rules"] = time.perf_counter() - t0
         specs = tuple(s for rw in rules if not rw.expands for s in rules_for(rw.rules, graph.outputs))
         expansions = [rw for rw in rules if rw.expands]

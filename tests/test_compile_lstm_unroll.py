@@ -177,3 +177,14 @@ def test_small_lstm_wlm_on_vta_cosimulates_close_to_the_host(small_wlm_vta):
     res = against_host(out, inputs)
     assert len(res["result"].invocations) == 36 and not any(i.refused for i in res["result"].invocations)
     assert res["error"] < 0.1, res["error"]
+
+
+def test_a_graph_without_an_lstm_neither_certifies_nor_runs_the_unroll(tmp_path):
+    x = var("x", (4, 16))
+    g = Graph([x], [call("nn.relu", call("nn.dense", x, const(np.ones((8, 16), np.float32))))])
+    out = compile_graph(g, ("vta",), matching="flexible", certify="none", ledger_path=tmp_path / "l.json")
+    assert "lstm_unroll" not in out.rules_missing and "lstm_fold" in out.rules_missing
+    _, n = _lstm(2, 1, 1)
+    out = compile_graph(Graph([n.args[0]], [n]), ("vta",), matching="flexible", certify="none",
+                        ledger_path=tmp_path / "l.json")
+    assert "lstm_unroll" in out.rules_missing

@@ -40,8 +40,13 @@ def main(argv=None) -> int:
         if unknown:
             raise D2AError(f"unknown rewrite(s) {unknown}; known: {', '.join(pool)}")
         if args.list:
+            from compile.rewrites.base import RuleFamily
             for r in pool.values():
-                print(f"{r.name:34} [{len(r.rules)} egglog rule{'s' if len(r.rules) > 1 else ''}] {r.text}")
+                if isinstance(r.rules, RuleFamily):      # counted without building every key's rules
+                    size = f"{len(r.rules.of_keys(r.rules.keys[:1]))} egglog rules per size, {len(r.rules.keys)} sizes"
+                else:
+                    size = f"{len(r.rules)} egglog rule{'s' if len(r.rules) > 1 else ''}"
+                print(f"{r.name:34} [{size}] {r.text}")
             return 0
         from compile.rewrites.certify import certify, record
         module = "compile.rewrites.broken" if args.broken else None
