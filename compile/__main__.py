@@ -90,6 +90,7 @@ def main(argv=None) -> int:
                           "offloads": res.counts(), "per_accelerator": res.per_accelerator(),
                           "host_operators": res.host_ops, "host_data_movement": res.host_moves, "refused": [d.describe() for d in res.refused],
                           "rewrites_applied": res.rules_used, "rewrites_uncertified": res.rules_missing,
+                          "expansions_refused": res.expansions_refused,
                           "transfers": res.transfers(), "emitted": [str(f) for f in files],
                           "fused_chains": [{"steps": list(c), "certificate": d.describe()} for c, d in res.fused],
                           "cosim": None if cos is None else {
@@ -105,6 +106,8 @@ def main(argv=None) -> int:
           f"per accelerator: {res.per_accelerator() or 'none'}; host<->accelerator transfers: {res.transfers()}")
     if res.rules_missing:
         print(f"  rewrites not used (no current certificate; python -m compile.rewrites): {', '.join(res.rules_missing)}")
+    for why in res.expansions_refused:
+        print(f"  expansion dropped (its splice is not the certified rewrite): {why}")
     if res.refused:
         print(f"  {len(res.refused)} offload(s) refused by the gate" + ("" if args.explain else " (--explain)"))
     if args.explain:

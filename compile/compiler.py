@@ -14,6 +14,8 @@ the only module that touches egglog):
    (``Rewrite.expands``: the LSTM unroll) is not run in the e-graph; where it applies, the graph it
    gives (:func:`compile.expand.expand`) is compiled too, and the program that costs less is kept
    (:func:`compile.expand.program_cost`; :attr:`Compiled.rules_used` then names the expansion).
+   The expanded graph is compiled only if the splice is checked equal to the certified rewrite
+   (:func:`compile.expand.check_expansion`); otherwise :attr:`Compiled.expansions_refused` says why.
 3. IR->accelerator: every e-node where a target mapping's registered IR pattern matches
    (e-matching over the e-graph's typed view; each pattern node is tested by
    :func:`compile.patterns.node_matches`, closed patterns: unstated attributes at their defaults,
@@ -90,6 +92,7 @@ class Compiled:
                                                      # on the chain mapping's certificate (compile.chains)
     stop_reason: str = "none"                        # saturation: saturated | time | e-nodes | iterations | none
     iterations: int = 0                              # egglog iterations run
+    expansions_refused: list = field(default_factory=list)  # expansions whose splice check failed (why)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -140,18 +143,24 @@ class CallPlan:
     decision: object
 
 
-def _certified_rules(certify: str, budget: float, ledger_path, out: Compiled, graph: Graph):
-    """The rewrites with a current ``proved`` certificate (obtained on demand with ``certify``);
-    a rule family none of whose sizes occurs in ``graph`` (no LSTM of a length it unrolls) can
-    match nothing there, so it is neither certified nor used."""
+def _certified_rules(certify: str, budget: float, ledger_path, out: Compiled, graph: Graph, names=None):
+    """The rewrites (of ``names``; None: all) with a current ``proved`` certificate (obtained on
+    demand with ``certify``); a rule family none of whose sizes occurs in ``graph`` (no LSTM of a
+    length it unrolls) can match nothing there, so it is neither certified nor used."""
     from compile.rewrites import registry
     from compile.rewrites.base import RuleFamily, rules_for
     from verify import ledger
+    known = registry()
+    if names is not None:
+        bad = [n for n in names if n not in known]
+        if bad:
+            raise CompileError(f"unknown rewrite(s) {bad}; known: {', '.join(known)}")
+        known = {n: rw for n, rw in known.items() if n in names}
     entries = ledger.current(ledger.load(ledger_path))
     ok = {e["mapping"][len("rewrite."):] for e in entries if e["mapping"].startswith("rewrite.") and
           e["result"] == "proved"}
     rules = []
-    for name, rw in registry().items():
+    for name, rw in known.items():
         if isinstance(rw.rules, RuleFamily) and not rules_for(rw.rules, graph.outputs):
             continue
         if name not in ok and certify != "none":
@@ -188,7 +197,7 @@ def default_targets() -> tuple[str, ...]:
 def compile_graph(graph: Graph, targets=None, *, matching: str = "exact",
                   require: str = "any", certify: str = "none", budget: float = 60.0, ledger_path=None,
                   max_iters: int = 20, max_terms: int = 50_000, time_limit: float = 5.0,
-                  cost: str = "offloads") -> Compiled:
+                  cost: str = "offloads", rewrites=None) -> Compiled:
     """Offload ``graph`` onto ``targets``: accelerator names (``flexasr``: all its mappings) or
     mapping names (``hlscnn.conv2d_w8``: of that accelerator, only the named mappings; a design
     choice such as HLSCNN's original 8-bit-weight design, :func:`selected`). ``cost``: ``offloads``
@@ -198,7 +207,8 @@ def compile_graph(graph: Graph, targets=None, *, matching: str = "exact",
     stays in the accelerator). Saturation limits: ``max_iters`` egglog iterations, ``time_limit``
     seconds, ``max_terms`` e-nodes. With flexible matching, a certified expansion that applies makes
     a second compilation of the expanded graph; the cheaper program is returned (``seconds`` sums
-    both). Raises CompileError for bad options, EGraphError (a CompileError) for a rewrite whose two
+    both). ``rewrites``: the names of the compiler-IR rewrites flexible matching may use (default:
+    every registered one). Raises CompileError for bad options, EGraphError (a CompileError) for a rewrite whose two
     sides disagree on shape or dtype."""
     if cost not in COSTS:
         raise CompileError(f"cost must be one of {COSTS} (got {cost!r})")
@@ -214,19 +224,22 @@ def compile_graph(graph: Graph, targets=None, *, matching: str = "exact",
     specs, expansions = (), []
     if matching == "flexible":
         from compile.rewrites.base import rules_for
-        rules = _certified_rules(certify, budget, ledger_path, out, graph)
+        rules = _certified_rules(certify, budget, ledger_path, out, graph, rewrites)
         out.seconds["certify-rules"] = time.perf_counter() - t0
         specs = tuple(s for rw in rules if not rw.expands for s in rules_for(rw.rules, graph.outputs))
         expansions = [rw for rw in rules if rw.expands]
     opts = dict(pats=pats, require=require, certify=certify, budget=budget, ledger_path=ledger_path,
                 max_iters=max_iters, time_limit=time_limit, max_terms=max_terms, cost=cost)
     _compile_egraph(graph, specs, out, **opts)
-    from compile.expand import expand, program_cost
-    alt_graph, applied = expand(graph, expansions)
-    if applied:                   # the expanded graph as an alternative program, kept if it costs less
+    from compile.expand import check_expansion, expand, program_cost
+    exp = expand(graph, expansions)
+    why = check_expansion(graph, exp) if exp.applied else None
+    if why is not None:           # the splice is not the certified rewrite: the expansion is dropped
+        out.expansions_refused.append(f"{', '.join(exp.applied)}: {why}")
+    elif exp.applied:             # the expanded graph as an alternative program, kept if it costs less
         alt = Compiled(matching, rules_missing=list(out.rules_missing))
-        _compile_egraph(alt_graph, specs, alt, **opts)
-        alt.rules_used = {**applied, **alt.rules_used}
+        _compile_egraph(exp.graph, specs, alt, **opts)
+        alt.rules_used = {**exp.applied, **alt.rules_used}
         keep = alt if program_cost(alt.program, cost, alt.transfers()) < \
             program_cost(out.program, cost, out.transfers()) else out
         keep.seconds = {k: out.seconds.get(k, 0.0) + (alt.seconds.get(k, 0.0) if k != "certify-rules" else 0.0)

@@ -1503,6 +1503,8 @@ class _TermReader:
             if isinstance(shell, ENode) and shell.op == "ref":
                 self.refs.add(shell.value)
                 memo[h] = self.view.value_class[shell.value]
+                if e is term:                              # the term is a ref itself (a value equal to a cut one)
+                    result = memo[h]
                 continue
             if isinstance(shell, tuple):                   # opaque: the view's e-node with this key
                 node = _opaque(self.view, shell[1], ch)

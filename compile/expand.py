@@ -9,30 +9,113 @@ they apply to is replaced by the right-hand side, read back as IR from the same 
 certification checks), compiles the expanded graph like any other, and keeps whichever program
 costs less (:func:`program_cost`: the extraction's own costs, summed over the program's steps, each
 step once).
+
+Between the certificate and the program stands the splice: which node each right-hand side
+replaces, and the rebuilt users above it (:func:`expand`, :func:`substitute`). It is checked on every
+expansion (:func:`check_expansion`): the right-hand side is re-derived for each replaced node on its
+own, and the expanded graph's outputs must equal, by value numbering, the original graph's with
+each replaced node read as its re-derived right-hand side; otherwise the compiler drops the
+expansion (the folded program stays) and says why. The seeded bug only this check catches is
+``expand_pairing`` in :mod:`compile.mutations`.
 """
 from __future__ import annotations
 
-from compile.ir.graph import Graph, Node, call
+import hashlib
+from typing import NamedTuple
+
+from compile.ir.graph import Const, Graph, Node, Var, call
 
 
-def expand(graph: Graph, rewrites) -> tuple[Graph, dict]:
-    """``(expanded graph, {rewrite name: applications})`` for the expansions ``rewrites`` (each
-    applied once to every node of ``graph`` it matches, in one e-graph per rewrite; nested matches,
-    e.g. a second LSTM layer over the first, are both replaced). ``({}`` applications: ``graph``
-    itself) where none applies."""
+class Expansion(NamedTuple):
+    """What :func:`expand` did: ``graph`` (the expanded graph; the input graph where nothing
+    applied), ``applied`` ({rewrite name: applications}) and ``replaced`` ({uid of a replaced node:
+    (the node, the rewrite, its right-hand side)})."""
+    graph: Graph
+    applied: dict
+    replaced: dict
+
+
+def expand(graph: Graph, rewrites) -> Expansion:
+    """The expansions ``rewrites`` applied to ``graph``: each once to every node it matches, in one
+    e-graph per rewrite (nested matches, e.g. a second LSTM layer over the first, are both
+    replaced), the users above them rebuilt (:func:`substitute`). Not checked here: the compiler
+    runs :func:`check_expansion` on the result."""
     from compile.rewrites.base import rules_for
-    repl, applied = {}, {}
+    replaced, applied = {}, {}
     for rw in rewrites:
         if not rules_for(rw.rules, graph.outputs):
             continue
-        nodes = [n for n in graph.nodes if n.uid not in repl]
+        nodes = [n for n in graph.nodes if n.uid not in replaced]
         for n, rhs in zip(nodes, rw.apply_many(nodes)):
             if rhs is not None and not isinstance(rhs, Exception) and rhs is not n:
-                repl[n.uid] = rhs
+                replaced[n.uid] = (n, rw, rhs)
                 applied[rw.name] = applied.get(rw.name, 0) + 1
-    if not repl:
-        return graph, {}
-    return Graph(graph.inputs, substitute(graph.outputs, repl), graph.name), applied
+    if not replaced:
+        return Expansion(graph, {}, {})
+    outs = substitute(graph.outputs, {u: rhs for u, (_, _, rhs) in replaced.items()})
+    return Expansion(Graph(graph.inputs, outs, graph.name), applied, replaced)
+
+
+def check_expansion(graph: Graph, exp: Expansion) -> str | None:
+    """None when ``exp.graph``'s outputs equal ``graph``'s with every replaced node read as the
+    right-hand side its rewrite's certified rules give for that node alone (re-derived here with
+    :meth:`~compile.rewrites.base.Rewrite.apply`, not taken from ``exp``); else the first
+    difference, one line. Equality is by value numbering: graph inputs by identity, constants by
+    dtype, shape and bytes, operators by name, attributes, result shape and dtype and their
+    operands' numbers; so it holds at any size, in one pass over both graphs."""
+    subst = {}
+    for uid, (node, rw, _) in exp.replaced.items():
+        rhs = rw.apply(node)
+        if rhs is None or isinstance(rhs, Exception):
+            return f"{rw.name} does not apply to the replaced {node.op} node {node.uid} on its own"
+        subst[uid] = rhs
+    if len(exp.graph.outputs) != len(graph.outputs):
+        return f"{len(exp.graph.outputs)} outputs after the expansion, {len(graph.outputs)} before"
+    table: dict = {}
+    try:
+        want = _numbers(graph.outputs, subst, table)
+    except ValueError as exc:
+        return str(exc)
+    got = _numbers(exp.graph.outputs, {}, table)
+    for k, (a, b) in enumerate(zip(want, got)):
+        if a != b:
+            return (f"output {k} of the expanded graph ({exp.graph.outputs[k].op if isinstance(exp.graph.outputs[k], Node) else 'leaf'}) "
+                    f"is not the original output with each replaced node read as its certified right-hand side")
+    return None
+
+
+def _numbers(outputs: list, subst: dict, table: dict) -> list[int]:
+    """Value numbers of ``outputs`` (shared ``table``: key -> number), a value whose uid is in
+    ``subst`` numbered as ``subst[uid]``. ValueError where a substitute reaches the value it
+    replaces."""
+    num: dict[int, int] = {}
+    open_: set[int] = set()
+    stack = [(v, False) for v in reversed(outputs)]
+    while stack:
+        v, ready = stack.pop()
+        if v.uid in num:
+            continue
+        r = subst.get(v.uid)
+        deps = [r] if r is not None else (list(v.args) if isinstance(v, Node) else [])
+        if not ready:
+            if v.uid in open_:
+                raise ValueError(f"the right-hand side of node {v.uid} ({v.op}) reads the node itself")
+            open_.add(v.uid)
+            stack.append((v, True))
+            stack.extend((d, False) for d in deps if d.uid not in num)
+            continue
+        open_.discard(v.uid)
+        if r is not None:
+            num[v.uid] = num[r.uid]
+            continue
+        if isinstance(v, Node):
+            key = ("node", v.op, repr(sorted(v.attrs.items())), v.shape, v.dtype, tuple(num[a.uid] for a in v.args))
+        elif isinstance(v, Const):
+            key = ("const", v.dtype, v.shape, hashlib.sha256(v.value.tobytes()).hexdigest())
+        else:
+            key = ("var", v.uid) if isinstance(v, Var) else ("value", v.uid)
+        num[v.uid] = table.setdefault(key, len(table))
+    return [num[v.uid] for v in outputs]
 
 
 def substitute(outputs: list, repl: dict) -> list:

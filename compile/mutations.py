@@ -11,7 +11,8 @@ Claims (``layer``): operand-adapters (the mapping's adapters at the call's shape
 (closed patterns), fragment-writer (what ``--emit`` writes is what ran), fast-path (the vectorised
 stream builder equals the element path the proofs run), chain-fusion (only values with one user
 stay in the accelerator), gate (a certificate about the call's own subject), rewrites (a rewrite's
-guard). ``python -m benchmarks.compile_mutations`` prints the kill table.
+guard), expansion (a graph expansion splices each certified right-hand side in place of its own node,
+:func:`compile.expand.check_expansion`). ``python -m benchmarks.compile_mutations`` prints the kill table.
 """
 from __future__ import annotations
 
@@ -144,6 +145,23 @@ def _any_subject(certificates):
     return mutated
 
 
+def _pairing(expand):
+    """Graph expansion pairs each replaced node with the next replaced node's right-hand side (the
+    nodes have one shape, so nothing fails downstream: two LSTM layers' results change places)."""
+    def mutated(graph, rewrites):
+        from compile.expand import Expansion, substitute
+        from compile.ir.graph import Graph
+        e = expand(graph, rewrites)
+        items = list(e.replaced.items())
+        if len(items) < 2:
+            return e
+        rhs = [r for _, (_, _, r) in items[1:] + items[:1]]
+        replaced = {u: (n, rw, r) for (u, (n, rw, _)), r in zip(items, rhs)}
+        outs = substitute(graph.outputs, {u: r for u, (_, _, r) in replaced.items()})
+        return Expansion(Graph(graph.inputs, outs, graph.name), e.applied, replaced)
+    return mutated
+
+
 BUGS: dict[str, CompilerBug] = {b.name: b for b in (
     CompilerBug(Mutation("adapter_nonsquare", "operand-adapters", "hlscnn.conv2d's adapters read NHWC as NWHC (only "
                          "non-square images differ)", (Patch("mappings.hlscnn.conv2d", "MAPPING", _nwhc),)),
@@ -168,13 +186,17 @@ BUGS: dict[str, CompilerBug] = {b.name: b for b in (
     CompilerBug(Mutation("gate_any_shape", "gate", "the gate looks call certificates up by mapping only (any shape, "
                          "any subject)", (Patch("compile.certify", "certificates", _any_subject),)), "scenario_gate",
                 control="no certificate"),
+    CompilerBug(Mutation("expand_pairing", "expansion", "graph expansion splices each LSTM layer's unrolled form in "
+                         "place of the next layer of the same shape", (Patch("compile.expand", "expand", _pairing),)),
+                "scenario_expansion"),
 )}
 
 
 # ----------------------------------------------------------------------------- scenarios
-def _compile(graph, targets, path, *, matching="exact", certify="sim"):
+def _compile(graph, targets, path, *, matching="exact", certify="sim", rewrites=None):
     from compile.compiler import compile_graph
-    return compile_graph(graph, targets, matching=matching, certify=certify, budget=300.0, ledger_path=path)
+    return compile_graph(graph, targets, matching=matching, certify=certify, budget=300.0, ledger_path=path,
+                         rewrites=rewrites)
 
 
 def _refused(res, mapping: str) -> str:
@@ -279,6 +301,34 @@ def scenario_gate(path, mutated: bool) -> Outcome:
     except D2AError as exc:
         return Outcome(True, "refused at run time", " ".join(str(exc).split()))
     return Outcome(False, "offloaded", "the 4x32x64 linear layer offloaded on another subject's certificate")
+
+
+def _two_lstms(T=3, I=16, H=16):
+    """Two LSTM layers of one shape (one weight set) over two inputs, both results outputs."""
+    from compile.ir.graph import Graph, call, const, var
+    rng = np.random.default_rng(2)
+    w, r, b = (const((rng.standard_normal(s) * 0.3).astype(np.float32))
+               for s in ((1, 4 * H, I), (1, 4 * H, H), (1, 8 * H)))
+    x1, x2 = var("x1", (T, 1, I)), var("x2", (T, 1, I))
+    return Graph([x1, x2], [call("nn.lstm", x1, w, r, b), call("nn.lstm", x2, w, r, b)])
+
+
+def scenario_expansion(path, mutated: bool) -> Outcome:
+    from compile.runtime.cosim import cosimulate
+    from ila.errors import D2AError
+    g = _two_lstms()
+    res = _compile(g, ("vta",), path, matching="flexible", rewrites=("lstm_unroll", "dense_zero_bias"))
+    if res.expansions_refused:
+        return Outcome(True, "refused", res.expansions_refused[0])
+    if not res.rules_used.get("lstm_unroll"):
+        return Outcome(False, "not expanded", f"no expansion; offloads {res.counts()}")
+    rng = np.random.default_rng(3)
+    ins = {v.name: rng.standard_normal(v.shape).astype(np.float32) for v in g.inputs}
+    try:
+        out = cosimulate(res, ins)
+    except D2AError as exc:
+        return Outcome(True, "refused at run time", " ".join(str(exc).split()))
+    return Outcome(False, "offloaded", f"{res.counts()} offloads, co-simulated within {out.error():.1e} of the host")
 
 
 def passes(bug: CompilerBug, outcome: Outcome, *, control: bool) -> bool:

@@ -9,7 +9,7 @@ import pytest
 
 from compile.compiler import compile_graph
 from compile.egraph import lstm_host_cost
-from compile.expand import expand, program_cost, substitute
+from compile.expand import Expansion, check_expansion, expand, program_cost, substitute
 from compile.interpret import run_graph as run
 from compile.ir.graph import Graph, Node, call, const, topological, var
 from compile.rewrites import registry
@@ -119,11 +119,38 @@ def test_expand_applies_the_certified_expansion_and_leaves_other_graphs_alone():
     y = call("nn.relu", n)
     g = Graph([x], [y])
     rw = registry()["lstm_unroll"]
-    g2, applied = expand(g, [rw])
-    assert applied == {"lstm_unroll": 1} and g2.outputs[0].op == "nn.relu"
+    exp = expand(g, [rw])
+    g2 = exp.graph
+    assert exp.applied == {"lstm_unroll": 1} and g2.outputs[0].op == "nn.relu"
     assert "nn.lstm" not in g2.op_histogram() and g2.op_histogram()["nn.dense"] == 3
+    assert check_expansion(g, exp) is None
     g3 = Graph([x], [call("nn.relu", x)])
-    assert expand(g3, [rw]) == (g3, {})
+    assert expand(g3, [rw]) == (g3, {}, {})
+
+
+def _two_layers():
+    x, n = _lstm(3, 2, 2)
+    x2 = var("x2", x.shape)
+    n2 = call("nn.lstm", x2, *n.args[1:])
+    return Graph([x, x2], [call("nn.relu", n), call("tanh", n2)])
+
+
+def test_the_expansion_check_refuses_a_splice_that_is_not_the_certified_rewrite():
+    """check_expansion re-derives each replaced node's right-hand side on its own and compares the
+    expanded graph by value numbering: right-hand sides swapped between two layers of one shape,
+    a rebuilt user reading the wrong operand, or a replacement left out are refused."""
+    g = _two_layers()
+    rw = registry()["lstm_unroll"]
+    exp = expand(g, [rw])
+    assert exp.applied == {"lstm_unroll": 2} and check_expansion(g, exp) is None
+    (u1, (n1, _, r1)), (u2, (n2, _, r2)) = exp.replaced.items()
+    swapped = {u1: (n1, rw, r2), u2: (n2, rw, r1)}
+    outs = substitute(g.outputs, {u1: r2, u2: r1})
+    assert "not the original output" in check_expansion(g, Expansion(Graph(g.inputs, outs), exp.applied, swapped))
+    wrong_user = [call("nn.relu", exp.graph.outputs[1].args[0]), exp.graph.outputs[1]]
+    assert "output 0" in check_expansion(g, Expansion(Graph(g.inputs, wrong_user), exp.applied, exp.replaced))
+    half = substitute(g.outputs, {u1: r1})
+    assert check_expansion(g, Expansion(Graph(g.inputs, half), exp.applied, exp.replaced)).startswith("output 1")
 
 
 def test_program_cost_prices_an_lstm_on_the_host_as_its_unrolled_form():

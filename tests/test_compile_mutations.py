@@ -18,4 +18,5 @@ def test_every_seeded_compiler_bug_is_caught_and_its_control_passes(name):
 
 def test_one_bug_per_claim():
     claims = {b.layer for b in BUGS.values()}
-    assert claims == {"operand-adapters", "pattern-attributes", "fragment-writer", "fast-path", "chain-fusion", "gate"}
+    assert claims == {"operand-adapters", "pattern-attributes", "fragment-writer", "fast-path", "chain-fusion", "gate",
+                      "expansion"}
