@@ -240,3 +240,17 @@ def test_call_costs_steer_egglogs_extractor():
             assert choice[c].op == "nn.relu"
         else:
             assert choice[c] == ENode("call", (), (view.class_of(x),), ids[want])
+
+
+def test_two_equal_computed_dense_operands_extract_as_one_value():
+    """Two separately built but equal computed weights (one e-class, both cut as dense operands):
+    the second's extracted term is the first's ref, which names its e-class (it once failed with
+    'extracted value ... as another e-class's term')."""
+    from compile.compiler import compile_graph
+    from compile.ir.graph import Graph, call, const, var
+    w = const(np.arange(48, dtype=np.float32).reshape(1, 8, 6))
+    x1, x2 = var("x1", (2, 6)), var("x2", (2, 6))
+    y1 = call("nn.dense", x1, call("reshape", w, newshape=(8, 6)))
+    y2 = call("nn.dense", x2, call("reshape", w, newshape=(8, 6)))
+    out = compile_graph(Graph([x1, x2], [y1, y2]), ("hlscnn",), matching="exact")
+    assert [s.value.op for s in out.program.steps if s.kind == "host"].count("nn.dense") == 2
