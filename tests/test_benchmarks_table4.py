@@ -92,3 +92,10 @@ def test_the_vta_column_and_report_come_from_the_vta_points():
     assert "| vta.dense | 1x64x10 | 1 | 4.00 / 5.00 |" in text and "| vta.dense | 1024x27x16 | 1 | 1.50 / 2.00 |" in text
     assert text.index("1x64x10") < text.index("1024x27x16")          # the worst layer first
     assert all(d[0] == "vta" and d[1] == ("vta",) for d in (T._design(a, "vta") for a in T.APPS))
+
+
+def test_lstm_wlm_runs_at_the_papers_650_features_beside_the_256_feature_model():
+    model, cfg = T.training_config("lstm_wlm_650")
+    assert model == "lstm_wlm" and cfg.features == 650 and T.APPS["lstm_wlm_650"].text
+    model, cfg = T.training_config("lstm_wlm", steps=5)
+    assert model == "lstm_wlm" and cfg.features == 256 and cfg.max_steps == 5
