@@ -135,7 +135,8 @@ class Trained:
                if "test_accuracy" in m else
                f"held-out perplexity {m['heldout_perplexity']:.2f} ({m['heldout_tokens']:,} tokens)")
         how = "from the cache" if self.cached else "trained"
-        return (f"{self.name} on {self.info.name}: {res}; {how}, training took {self.seconds:.1f} s "
+        feats = f" ({self.config.features} features)" if self.config.features is not None else ""
+        return (f"{self.name}{feats} on {self.info.name}: {res}; {how}, training took {self.seconds:.1f} s "
                 f"({m['steps']:,} steps, {self.config.epochs} epochs at most); {self.path}")
 
 
