@@ -71,6 +71,8 @@ def check_expansion(graph: Graph, exp: Expansion) -> str | None:
         subst[uid] = rhs
     if len(exp.graph.outputs) != len(graph.outputs):
         return f"{len(exp.graph.outputs)} outputs after the expansion, {len(graph.outputs)} before"
+    if [v.uid for v in exp.graph.inputs] != [v.uid for v in graph.inputs]:
+        return "the expanded graph's inputs are not the original graph's, in its order"
     table: dict = {}
     try:
         want = _numbers(graph.outputs, subst, table)
