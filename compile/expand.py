@@ -81,7 +81,8 @@ def check_expansion(graph: Graph, exp: Expansion) -> str | None:
     got = _numbers(exp.graph.outputs, {}, table)
     for k, (a, b) in enumerate(zip(want, got)):
         if a != b:
-            return (f"output {k} of the expanded graph ({exp.graph.outputs[k].op if isinstance(exp.graph.outputs[k], Node) else 'leaf'}) "
+            v = exp.graph.outputs[k]
+            return (f"output {k} of the expanded graph ({v.op if isinstance(v, Node) else 'an input or constant'}) "
                     f"is not the original output with each replaced node read as its certified right-hand side")
     return None
 
