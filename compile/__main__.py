@@ -39,6 +39,9 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=5.0, help="seconds of rewriting (> 0)")
     ap.add_argument("--cost", choices=COSTS, default="offloads",
                     help="extraction cost: the paper's (most offloads) or data-movement-aware")
+    ap.add_argument("--rewrites", default=None,
+                    help="comma-separated compiler-IR rewrites flexible matching may use (default: all certified; "
+                         "python -m compile.rewrites --list)")
     ap.add_argument("--emit", metavar="DIR", help="write each call's program fragment (3LA JSON), one file per call")
     ap.add_argument("--cosim", action="store_true",
                     help="co-simulate on the example inputs: per-invocation report, error against the host")
@@ -67,7 +70,8 @@ def main(argv=None) -> int:
             tuple(t.strip() for t in args.targets.split(",") if t.strip())
         res = compile_graph(graph, targets, matching=args.matching, require=args.require, certify=args.certify,
                             budget=args.budget, max_iters=args.max_iters, time_limit=args.time_limit,
-                            cost=args.cost)
+                            cost=args.cost, rewrites=None if args.rewrites is None else
+                            tuple(r.strip() for r in args.rewrites.split(",") if r.strip()))
         files, cos = [], None
         if args.emit or args.cosim:
             from compile.runtime.cosim import against_host

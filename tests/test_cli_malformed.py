@@ -121,6 +121,7 @@ CASES = [
     ("compile-budget-inf", ["compile", "resnet20", "--budget", "inf"], ["--budget inf"], False),
     ("compile-budget-neg", ["compile", "resnet20", "--budget", "-1"], ["--budget -1"], False),
     ("compile-iters-neg", ["compile", "resnet20", "--max-iters", "-1"], ["--max-iters -1"], False),
+    ("compile-unknown-rewrite", ["compile", "resnet20", "--rewrites", "im2col_nope"], ["im2col_nope"], False),
     ("compile-time-nan", ["compile", "resnet20", "--time-limit", "nan"], ["--time-limit nan"], False),
     ("compile-targets", ["compile", "resnet20", "--targets", "nope"], ["nope"], False),
     ("compile-emit-proc", ["compile", "resnet20", "--emit", PROC], [PROC], False),
