@@ -21,6 +21,11 @@ import time
 from ila.errors import D2AError
 
 
+def _names(text: str) -> tuple[str, ...]:
+    """The names of a comma-separated option value, blanks dropped."""
+    return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
 def main(argv=None) -> int:
     from compile.compiler import COSTS, MATCHING
     from compile.gate import CERTIFY, REQUIRE
@@ -60,18 +65,16 @@ def main(argv=None) -> int:
         from compile.compiler import compile_graph, selected
         if args.targets is not None:
             from mappings.registry import names
-            selected(tuple(t.strip() for t in args.targets.split(",") if t.strip()), names())
+            selected(_names(args.targets), names())
         t0 = time.perf_counter()
         from compile.applications import load_graph
         graph, example = load_graph(args.model, args.seed)
         t_front = time.perf_counter() - t0
         from compile.compiler import default_targets
-        targets = default_targets() if args.targets is None else \
-            tuple(t.strip() for t in args.targets.split(",") if t.strip())
+        targets = default_targets() if args.targets is None else _names(args.targets)
         res = compile_graph(graph, targets, matching=args.matching, require=args.require, certify=args.certify,
                             budget=args.budget, max_iters=args.max_iters, time_limit=args.time_limit,
-                            cost=args.cost, rewrites=None if args.rewrites is None else
-                            tuple(r.strip() for r in args.rewrites.split(",") if r.strip()))
+                            cost=args.cost, rewrites=None if args.rewrites is None else _names(args.rewrites))
         files, cos = [], None
         if args.emit or args.cosim:
             from compile.runtime.cosim import against_host
