@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from benchmarks import table4 as T
+from ledgers import with_rewrite_certificates
 
 
 def _pt(i, label, host, acc, layers):
@@ -40,7 +41,8 @@ def test_weight_report_quantises_the_trained_weights(tmp_path):
     w = (rng.standard_normal((4, 2, 3, 3)) * 0.01).astype(np.float32)
     x = var("x", (1, 2, 8, 8))
     g = Graph([x], [call("nn.conv2d", x, const(w))])
-    c = compile_graph(g, ("hlscnn.conv2d_w8",), matching="flexible", certify="sim", ledger_path=tmp_path / "l.json")
+    c = compile_graph(g, ("hlscnn.conv2d_w8",), matching="flexible", certify="sim",
+                      ledger_path=with_rewrite_certificates(tmp_path / "l.json"))
     assert c.counts() == {"hlscnn.conv2d_w8": 1}
     (r,) = T.weight_report(c)
     want8 = np.mean(np.abs(w) < 2.0 ** -7)

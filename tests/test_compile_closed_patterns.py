@@ -15,6 +15,7 @@ from compile.ir.graph import Node
 from compile.patterns import Pattern, mapping_patterns, match, variables
 from mappings.registry import get, names
 from test_mappings_adapters import BUILD
+from ledgers import with_rewrite_certificates
 
 # values of each attribute the patterns' operators carry: the test takes the first that differs from
 # the matched node's
@@ -105,8 +106,8 @@ def test_the_dilated_convolution_of_the_issue_is_not_offloaded(tmp_path):
     x = var("x", (1, 3, 12, 12))
     w = const((rng.standard_normal((8, 3, 2, 2)) * 0.3).astype(np.float32))
     g = Graph([x], [call("nn.conv2d", x, w, strides=(3, 3), dilation=(2, 2))])
-    res = compile_graph(g, ("hlscnn",), matching="flexible", certify="sim", ledger_path=tmp_path / "l.json",
-                        budget=300)
+    res = compile_graph(g, ("hlscnn",), matching="flexible", certify="sim",
+                        ledger_path=with_rewrite_certificates(tmp_path / "l.json"), budget=300)
     if res.program.calls():
         out = against_host(res, {"x": rng.standard_normal((1, 3, 12, 12)).astype(np.float32)})
         assert out["error"] < 0.06, out["error"]

@@ -11,6 +11,7 @@ import pytest
 from compile.compiler import compile_graph
 from compile.errors import CompileError
 from compile.ir.graph import Graph, call, const, var
+from ledgers import with_rewrite_certificates
 
 
 def _net():
@@ -29,7 +30,7 @@ def ledger(tmp_path_factory):
     between two accelerators; vta.dense has its own tests)."""
     from compile.rewrites import registry
     from compile.rewrites.certify import certify, record
-    path = tmp_path_factory.mktemp("ledger") / "l.json"
+    path = with_rewrite_certificates(tmp_path_factory.mktemp("ledger") / "l.json")
     compile_graph(_net(), ("flexasr.linear", "vta"), matching="exact", certify="sim", ledger_path=path)
     record(certify(registry()["dense_zero_bias"], samples=5), path=path)
     # the bare dense as the rewrite exposes it (a linear layer with a zero bias), certified on demand

@@ -18,6 +18,7 @@ from compile.ir.graph import Graph, call, const, var
 from compile.runtime import run
 from compile.runtime.cosim import cosimulate
 from ila.numerics import adaptivfloat as af
+from ledgers import with_rewrite_certificates
 
 FIG7_RULES = ("maxpool_windows", "maxpool_halve", "pool_pad_columns")
 
@@ -34,7 +35,7 @@ def fig7_ledger(tmp_path_factory):
     obtained on demand by a compilation."""
     from compile.rewrites import registry
     from compile.rewrites.certify import certify, record
-    path = tmp_path_factory.mktemp("ledger") / "l.json"
+    path = with_rewrite_certificates(tmp_path_factory.mktemp("ledger") / "l.json")
     for name in FIG7_RULES:
         cert = certify(registry()[name], samples=5)
         assert cert.result == "proved"
@@ -202,7 +203,7 @@ def test_emitted_fragments_replay_to_the_cosimulated_reads(tmp_path, targets, gr
     from compile.runtime.cosim import against_host
     from ila.models.port import read_hex
     rng = np.random.default_rng(5)
-    path = tmp_path / "l.json"
+    path = with_rewrite_certificates(tmp_path / "l.json")
     if targets == "flexasr":
         for name in FIG7_RULES:
             record(certify(registry()[name], samples=3), path=path)

@@ -20,6 +20,7 @@ from compile.rewrites import registry
 from compile.rewrites import rules
 from compile.rewrites.broken import BROKEN
 from compile.runtime import run
+from ledgers import with_rewrite_certificates
 
 
 def _perm(H):
@@ -140,7 +141,7 @@ def _small_wlm():
 @pytest.fixture(scope="module")
 def small_wlm(tmp_path_factory):
     g, inputs = _small_wlm()
-    ledger = tmp_path_factory.mktemp("lstm") / "ledger.json"
+    ledger = with_rewrite_certificates(tmp_path_factory.mktemp("lstm") / "ledger.json")
     exact = compile_graph(g, ("flexasr.lstm",), matching="exact", ledger_path=ledger)
     flexible = compile_graph(g, ("flexasr.lstm",), matching="flexible", certify="sim", ledger_path=ledger)
     return g, inputs, exact, flexible

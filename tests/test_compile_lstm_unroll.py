@@ -16,6 +16,7 @@ from compile.rewrites import registry
 from compile.rewrites.broken import BROKEN
 from compile.rewrites.lower import DATA_MOVEMENT
 from compile.rewrites.unroll import MAX_T, SPACE, lstm_unroll, lstm_unroll_rules
+from ledgers import with_rewrite_certificates
 
 
 def _lstm(T, I, H, bias=True, seed=0):
@@ -178,7 +179,7 @@ def _small_wlm(hid=16, vocab=32):
 @pytest.fixture(scope="module")
 def small_wlm_vta(tmp_path_factory):
     g, inputs = _small_wlm()
-    ledger = tmp_path_factory.mktemp("unroll") / "ledger.json"
+    ledger = with_rewrite_certificates(tmp_path_factory.mktemp("unroll") / "ledger.json")
     out = compile_graph(g, ("vta",), matching="flexible", certify="sim", ledger_path=ledger)
     host = compile_graph(g, ("hlscnn",), matching="flexible", certify="sim", ledger_path=ledger)
     return g, inputs, out, host

@@ -12,6 +12,7 @@ from compile.rewrites.broken import BROKEN
 from compile.rewrites.certify import bound_check, certify, module_of
 from compile.rewrites.tiling import DENSE_LIMIT, MIN_PIECE, TILING
 from ila.verdict import Proved
+from ledgers import with_rewrite_certificates
 
 BY_NAME = {r.name: r for r in TILING}
 CONV = ("conv2d_tile_out", "conv2d_tile_in", "conv2d_tile_rows")
@@ -154,7 +155,7 @@ def test_a_convolution_beyond_hlscnn_memory_is_offloaded_in_tiles(tmp_path):
     from compile.compiler import compile_graph
     from compile.rewrites.certify import record
     from compile.runtime.cosim import against_host
-    ledger = tmp_path / "l.json"
+    ledger = with_rewrite_certificates(tmp_path / "l.json")
     for rw in TILING:
         cert = certify(rw, samples=10)
         assert cert.result == "proved", cert.summary()

@@ -14,6 +14,7 @@ from mappings.registry import get
 from mappings.vta import common as V
 from mappings.vta import dense as D
 from verify.simval import run_sim
+from ledgers import with_rewrite_certificates
 
 M = get("vta.dense")
 # input SRAM 8 rows, weight SRAM 4 tiles, accumulator SRAM 8 rows: passes in N and M at tiny shapes
@@ -199,7 +200,7 @@ def test_float_convolution_offloads_to_vta_through_im2col(tmp_path):
     from compile.rewrites.certify import certify, record
     from compile.runtime import run
     from compile.runtime.cosim import cosimulate
-    path = tmp_path / "l.json"
+    path = with_rewrite_certificates(tmp_path / "l.json")
     cert = certify(registry()["conv2d_im2col"], samples=5)
     assert cert.result == "proved"
     record(cert, path=path)
