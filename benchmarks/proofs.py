@@ -51,11 +51,13 @@ from verify import mutations
 from verify.bmc import check_bmc
 from verify.chc import check_chc
 from verify.ledger import digest, record, scope_label
+from verify.symmetry import check_bmc_symmetric
 
 OUT = pathlib.Path(__file__).resolve().parents[1] / "paper_results"
 
 # mapping -> list of (method, shape string or "symbolic", numerics, quick?); method "chc-infer" is
-# CHC with inferred invariants (verify.houdini) instead of the mapping's supplied ones
+# CHC with inferred invariants (verify.houdini) instead of the mapping's supplied ones, "bmc-sym" BMC
+# with one solver call per class of alpha-equivalent output goals (verify.symmetry, recorded as bmc)
 PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
     "flexasr.maxpool": [("bmc", "16x64", "uf", True), ("bmc", "16x64", "exact", False), ("chc", "16x64", "uf", True),
                         ("chc", "symbolic", "uf", True), ("chc-infer", "symbolic", "uf", False),
@@ -100,26 +102,28 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
 }
 # --application-shapes: the mappings whose proofs reach the shapes the applications offload at, and
 # how (method, numerics); each is proved at every shape of its call certificates in the ledger (the
-# offloads of Tables 1 and 4). Others are not listed: their per-cell BMC does not reach those shapes
-# (flexasr.linear at 1x48x1152 takes 8 split pieces). A value is (method, numerics), or a function of
+# offloads of Tables 1 and 4). Others are not listed: their proofs do not reach those shapes.
+# flexasr.linear / _pad: per-output BMC with symmetry reduction (verify.symmetry): every output's goal is a
+# renaming of one proved goal, so the cost is the symbolic execution and goal construction, about 2 ms per
+# (padded) multiply-add (1x480x20, padded 1x480x64: 57 s; per-output BMC without it: 290 s). A value is (method, numerics), or a function of
 # the shape text giving that (None: no proof planned at that shape).
 # hlscnn.conv2d_nchw / _w8: the phase proof of the convolution loop nest (mappings.hlscnn.conv2d_nchw_chc,
 # one tracked output, one case per filter lane) at every shape: 32x32x16x16x3x1x1 (ResNet-20) in 91 s alone.
 APPLICATION_METHOD = {"vta.dense": ("chc", "exact"), "vta.dense_bias": ("chc", "exact"),
                       "hlscnn.conv2d_nchw": ("chc", "uf"),
                       "hlscnn.conv2d_nchw_w8": ("chc", "uf"),
-                      "flexasr.linear_pad": ("bmc", "uf")}
+                      "flexasr.linear_pad": ("bmc-sym", "uf"), "flexasr.linear": ("bmc-sym", "uf")}
 # the size measure of --application-limit (default: the product of the shape's sizes) and a cap of
 # each mapping's own: hlscnn.conv2d_nchw's phase proof grows with its data (lemmas, term check) and
 # outputs x taps (term check), so H*W*C*O*K*K orders its shapes (P = 0 makes the plain product 0)
-# flexasr.linear_pad's per-output BMC runs flexasr.linear at the padded shape T x Ip x Op (1x64x10, padded
-# 4,096: 7 s; 1x384x10, padded 24,576: 135 s beside a campaign), so up to 24,576
+# flexasr.linear_pad's BMC runs flexasr.linear at the padded shape T x Ip x Op; with the symmetry reduction
+# its time is about 2 ms per padded multiply-add, so both mappings up to 600,000 (about 20 min)
 APPLICATION_SIZE = {"hlscnn.conv2d_nchw": lambda s: s["H"] * s["W"] * s["C"] * s["O"] * s["K"] * s["K"],
                     "hlscnn.conv2d_nchw_w8": lambda s: s["H"] * s["W"] * s["C"] * s["O"] * s["K"] * s["K"],
                     "flexasr.linear_pad": lambda s: s["T"] * -(-s["I"] // 16) * 16 * -(-s["O"] // 64) * 64}
 # vta.dense_bias: the six applications' classifiers are at most 1x1280x10 (12,800); the zoo models' larger
 # shapes each cost vta.dense's composite proof again (1-6 min), so up to 20,000 here
-APPLICATION_CAP = {"flexasr.linear_pad": 24_576, "vta.dense_bias": 20_000}
+APPLICATION_CAP = {"flexasr.linear_pad": 600_000, "flexasr.linear": 600_000, "vta.dense_bias": 20_000}
 
 
 def _size(m, text: str) -> int:
@@ -216,9 +220,10 @@ def _pieces(name: str, scope: str, n: int) -> list[tuple[int, int]]:
 
 def _prove(m, method: str, scope: str, numerics: str, timeout: float):
     shape = None if scope == "symbolic" else m.parse_shape(scope)
-    if method == "bmc":
-        return check_bmc(m.proof.bmc(shape, numerics=numerics), solver="z3", timeout=timeout,
-                         inline_ufs=numerics == "exact", scope=scope)
+    if method in ("bmc", "bmc-sym"):
+        check = check_bmc if method == "bmc" else check_bmc_symmetric
+        return check(m.proof.bmc(shape, numerics=numerics), solver="z3", timeout=timeout,
+                     inline_ufs=numerics == "exact", scope=scope)
     return check_chc(m, shape, solver="z3", timeout=timeout, numerics=numerics, infer=method == "chc-infer")
 
 
@@ -233,7 +238,7 @@ def prove_task(name: str, method: str, scope: str, numerics: str, timeout: float
     v = _prove(m, method, scope, numerics, timeout)
     # VTA's int arithmetic is bit-precise under either option: recorded as the CLI's default does
     record(m, v, scope=scope_label(scope, "uf" if name.startswith("vta.") else numerics, method == "chc-infer"),
-           path=ledger_file)
+           path=ledger_file, checker="verify.symmetry" if method == "bmc-sym" else None)
     return {"kind": v.kind, "seconds": v.seconds, "what": _what(v)}
 
 
@@ -246,10 +251,19 @@ def mutation_task(name: str, shape_text: str, mut: str, timeout: float, method: 
     return {"kind": v.kind, "seconds": v.seconds, "killed": bool(v.kind == "counterexample" and v.replayed)}
 
 
-def _checker(method: str) -> str:
-    """The ledger's checker of a plan method (the inferred-invariant CHC proof is the CHC checker's):
-    a task is keyed by the sources of the checker that runs it, so editing that checker re-runs it."""
-    return "chc" if method == "chc-infer" else method
+def _claim(method: str) -> str:
+    """The ledger method a plan method's verdict is recorded as (``bmc-sym`` proves what ``bmc`` does,
+    so a shape the plan proves by one is not proved again by the other)."""
+    return "bmc" if method == "bmc-sym" else method
+
+
+def _digest(m, method: str) -> str:
+    """The ledger digest of a plan method's verdicts on ``m`` (the inferred-invariant CHC proof is the
+    CHC checker's, ``bmc-sym`` the symmetry checker's BMC): a task is keyed by the sources of the
+    checker that runs it, so editing that checker re-runs it."""
+    if method == "bmc-sym":
+        return digest(m, "bmc", "verify.symmetry")
+    return digest(m, "chc" if method == "chc-infer" else method)
 
 
 def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
@@ -263,10 +277,10 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
         plan = [p for p in PLAN.get(name, []) if p[3] or not quick]
         if app_shapes and name in APPLICATION_METHOD:
             how = APPLICATION_METHOD[name]
-            have = {(p[0], p[1], p[2]) for p in plan}
+            have = {(_claim(p[0]), p[1], p[2]) for p in plan}
             for t in application_shapes(name, ledger_file, app_limit):
                 mn = how(t) if callable(how) else how
-                if mn is not None and (mn[0], t, mn[1]) not in have:
+                if mn is not None and (_claim(mn[0]), t, mn[1]) not in have:
                     plan.append((mn[0], t, mn[1], False))
         if not plan:
             plain.append(name)
@@ -274,7 +288,7 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
         for method, scope, numerics, _ in plan:
             # the ledger file is part of the key (relative to the repository when inside it, so another
             # clone reuses the committed results): a result recorded in another ledger is not reused
-            key = (f"proof/{name}/{method}/{scope}/{numerics}/{timeout:g}/{digest(m, _checker(method))}/"
+            key = (f"proof/{name}/{method}/{scope}/{numerics}/{timeout:g}/{_digest(m, method)}/"
                    f"{campaign.repo_relative(ledger_file)}")
             n = SPLIT.get((name, method, scope, numerics))
             if n:
@@ -296,7 +310,7 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
                 runs.append(("chc", MUTATION_CHC[name]))
             for method, at in runs:
                 tag = "" if method == "bmc" else f"{method}/"
-                out.append(campaign.Task(f"mutation/{name}/{tag}{at}/{mut}/{timeout:g}/{digest(m, _checker(method))}",
+                out.append(campaign.Task(f"mutation/{name}/{tag}{at}/{mut}/{timeout:g}/{_digest(m, method)}",
                                          mutation_task, (name, at, mut, timeout, method), fresh=fresh))
     return out, plain
 

@@ -128,6 +128,26 @@ def test_application_shapes_come_from_the_call_certificates(tmp_path):
     assert len(todo) == len(plain) + 2
 
 
+def test_flexasr_linear_application_shapes_get_bmc_with_symmetry_reduction(tmp_path):
+    """flexasr.linear and linear_pad are proved at their application shapes by BMC with symmetry
+    reduction (verify.symmetry, recorded as bmc), keyed by that checker's digest; a shape the plan
+    already proves by plain BMC is not planned twice."""
+    from mappings.registry import get
+    from verify.ledger import digest
+    path = tmp_path / "ledger.json"
+    def entry(name, scope):
+        return {"mapping": name, "method": "call", "scope": scope, "digest": "0" * 16, "checker": "compile.certify",
+                "result": "passed", "seconds": 1.0, "covers": [], "date": "2026-11-26 00:00:00"}
+    path.write_text(json.dumps([entry("flexasr.linear", s) for s in ("1x16x64", "1x672x192")]
+                               + [entry("flexasr.linear_pad", "1x1280x10")]))
+    todo, _ = proofs.tasks(True, False, 900.0, str(path), app_shapes=True)
+    got = {(t.args[0], t.args[2]): (t.args[1], t.key) for t in todo if t.fn is proofs.prove_task
+           and t.args[0].startswith("flexasr.linear")}
+    assert got[("flexasr.linear", "1x672x192")][0] == got[("flexasr.linear_pad", "1x1280x10")][0] == "bmc-sym"
+    assert got[("flexasr.linear", "1x16x64")][0] == "bmc"
+    assert digest(get("flexasr.linear"), "bmc", "verify.symmetry") in got[("flexasr.linear", "1x672x192")][1]
+
+
 def test_conv2d_nchw_application_shapes_get_the_phase_proof(tmp_path):
     """hlscnn.conv2d_nchw's application shapes are measured by H*W*C*O*K*K (P = 0 makes the plain
     product 0); every one gets the loop-nest phase proof (chc); its seeded bugs run at C = 1 and again at C = 9, the

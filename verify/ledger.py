@@ -63,6 +63,11 @@ from ila.errors import D2AError
 from .closure import ROOT, closure, import_graph
 
 CHECKERS = {"bmc": "verify.bmc", "chc": "verify.chc", "sim": "verify.simval", "fuzz": "verify.simval"}
+# method -> every checker module that may record it (the first is the method's own, CHECKERS): a
+# BMC verdict with symmetry reduction (verify.symmetry) is a BMC verdict of another checker, whose
+# digest covers that checker's sources.
+METHOD_CHECKERS = {"bmc": ("verify.bmc", "verify.symmetry"), "chc": ("verify.chc",), "sim": ("verify.simval",),
+                   "fuzz": ("verify.simval",)}
 RESULTS = ("proved", "counterexample", "unknown", "passed", "failed")
 BASE_ENV = "D2A_LEDGER_BASE"
 
@@ -76,6 +81,7 @@ BASE_ENV = "D2A_LEDGER_BASE"
 RECHECKERS = {
     "verify.bmc": ("verify.recheck", "recheck"),
     "verify.chc": ("verify.recheck", "recheck"),
+    "verify.symmetry": ("verify.recheck", "recheck"),
     "verify.simval": ("verify.recheck", "recheck"),
     "compile.rewrites.certify": ("compile.rewrites.certify", "recheck"),
     "compile.certify": ("compile.certify", "recheck"),
@@ -168,10 +174,21 @@ def _files() -> dict:
     return _FILES
 
 
-def closure_files(mapping, method: str = "bmc") -> list[pathlib.Path]:
-    """The source files a verdict of ``method`` on ``mapping`` depends on (sorted)."""
+def _checker_of(method: str, checker: str | None) -> str:
+    """``checker`` when it may record ``method`` (:data:`METHOD_CHECKERS`), the method's own checker
+    for None; LedgerError otherwise (a ledger entry is untrusted input)."""
+    if checker is None:
+        return CHECKERS.get(method, "verify.bmc")
+    if checker not in METHOD_CHECKERS.get(method, ()):
+        raise LedgerError(f"checker {checker!r} does not record method {method!r}")
+    return checker
+
+
+def closure_files(mapping, method: str = "bmc", checker: str | None = None) -> list[pathlib.Path]:
+    """The source files a verdict of ``method`` (by ``checker``: None for the method's own) on
+    ``mapping`` depends on (sorted)."""
     from mappings.registry import MODULES
-    roots = [MODULES[mapping.name], CHECKERS.get(method, "verify.bmc")]
+    roots = [MODULES[mapping.name], _checker_of(method, checker)]
     files = _files()
     return sorted(files[m] for m in closure(roots, _graph()) if m in files)
 
@@ -199,9 +216,9 @@ def _signature(f: pathlib.Path) -> tuple:
 _HASHES: dict = {}          # file signatures -> digest (sources are hashed once per change)
 
 
-def digest(mapping, method: str = "bmc") -> str:
+def digest(mapping, method: str = "bmc", checker: str | None = None) -> str:
     """sha256 (16 hex digits) over the path and source of every file of :func:`closure_files`."""
-    return _hash(closure_files(mapping, method))
+    return _hash(closure_files(mapping, method, checker))
 
 
 def module_digest(roots: list[str]) -> str:
@@ -424,11 +441,14 @@ def store(entry: dict, path=None) -> dict:
     return _store(entry, path)
 
 
-def record(mapping, verdict, *, scope: str, path=None) -> dict:
-    """Record a proof verdict (``ila.verdict``) for ``mapping``; return the entry kept (an
-    ``unknown`` never replaces a current ``proved``). Raises LedgerError."""
-    entry = {"mapping": mapping.name, "digest": digest(mapping, verdict.method), "method": verdict.method,
-             "checker": CHECKERS.get(verdict.method, ""), "scope": scope, "solver": verdict.solver,
+def record(mapping, verdict, *, scope: str, path=None, checker: str | None = None) -> dict:
+    """Record a proof verdict (``ila.verdict``) for ``mapping``, found by ``checker`` (None: the
+    method's own, :data:`CHECKERS`; ``verify.symmetry`` for a BMC verdict with symmetry
+    reduction); return the entry kept (an ``unknown`` never replaces a current ``proved``).
+    Raises LedgerError."""
+    checker = _checker_of(verdict.method, checker) if verdict.method in CHECKERS else ""
+    entry = {"mapping": mapping.name, "digest": digest(mapping, verdict.method, checker or None),
+             "method": verdict.method, "checker": checker, "scope": scope, "solver": verdict.solver,
              "seconds": round(verdict.seconds, 3), "result": verdict.kind,
              "covers": list(getattr(verdict, "covers", ()) or ()),
              "detail": " ".join((verdict.detail or getattr(verdict, "reason", "") or "").split())[:400],
@@ -457,7 +477,9 @@ def current_digest(e: dict) -> str | None:
             if e["module"] not in _files() and e["mapping"] not in MODULES:
                 return None               # an outside module digests only as a registered mapping's
             return module_digest([e["module"], e.get("checker", "")])
-        return digest(get(e["mapping"]), e["method"]) if e["mapping"] in MODULES else None
+        if e["mapping"] not in MODULES:
+            return None
+        return digest(get(e["mapping"]), e["method"], e.get("checker") or None)
     except D2AError:
         return None
 
@@ -507,7 +529,7 @@ def _rechecker(entry: dict):
     if checker not in RECHECKERS:
         raise LedgerError(f"checker {checker!r} is not one whose verdicts can be re-run "
                           f"({', '.join(sorted(RECHECKERS))})")
-    if not entry.get("module") and CHECKERS.get(entry["method"]) != checker:
+    if not entry.get("module") and checker not in METHOD_CHECKERS.get(entry["method"], ()):
         raise LedgerError(f"method {entry['method']!r} is not checked by {checker!r}")
     module, function = RECHECKERS[checker]
     return getattr(importlib.import_module(module), function)

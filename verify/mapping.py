@@ -7,6 +7,9 @@
   tolerance at its shape; a failure prints the minimal example and the replay command.
 * ``bmc``  — both fragments unrolled from the ILA models, equal inputs under the refinement map,
   miter on the outputs: proved / counterexample (replayed in the simulators) / unknown.
+  ``--symmetry``: one solver call per class of alpha-equivalent output goals, the other outputs'
+  goals checked to be renamings of a proved one (:mod:`verify.symmetry`; setups with one query
+  per output cell).
 * ``chc``  — the product program of the two loops as constrained Horn clauses with relational
   invariants (supplied by the mapping, checked for initiation, consecution and safety; and handed
   to z3's Spacer engine).
@@ -47,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--infer", action="store_true",
                    help="chc: infer the loop invariants (Houdini over generic templates and the mapping's relational "
                         "candidates) instead of using the mapping's supplied ones")
+    p.add_argument("--symmetry", action="store_true",
+                   help="bmc: one solver call per class of alpha-equivalent output goals (verify.symmetry)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--samples", type=int, default=100, help="random inputs for --method sim")
     p.add_argument("--json", action="store_true", help="machine-readable result")
@@ -70,7 +75,8 @@ def _check_options(args) -> None:
     from ila.cli import check_count
     check_count("--samples", args.samples, item_bytes=64, what="samples")   # an error statistic per sample
     proof = args.method in ("bmc", "chc")
-    refused = [(args.infer, "--infer", args.method != "chc"), (args.spacer is not None, "--spacer", args.method != "chc"),
+    refused = [(args.infer, "--infer", args.method != "chc"), (args.symmetry, "--symmetry", args.method != "bmc"),
+               (args.spacer is not None, "--spacer", args.method != "chc"),
                (args.emit_smt is not None, "--emit-smt", not proof), (args.timeout is not None, "--timeout", not proof),
                (args.numerics != "uf", "--numerics", not proof), (args.shape is not None, "--shape", args.method == "fuzz"),
                (args.samples != 100, "--samples", args.method != "sim")]
@@ -139,9 +145,10 @@ def _proof(args, m) -> int:
         if m.proof is None:
             raise MappingError(f"{m.name} has no proof setup for BMC yet")
         from .bmc import check_bmc
-        ps = m.proof.bmc(shape, numerics=args.numerics)
-        v = check_bmc(ps, solver=args.solver, timeout=args.timeout, inline_ufs=args.numerics == "exact",
-                      emit_smt=args.emit_smt, label=f"{m.name}.{scope}", scope=scope)
+        from .symmetry import check_bmc_symmetric
+        check = check_bmc_symmetric if args.symmetry else check_bmc
+        v = check(m.proof.bmc(shape, numerics=args.numerics), solver=args.solver, timeout=args.timeout,
+                  inline_ufs=args.numerics == "exact", emit_smt=args.emit_smt, label=f"{m.name}.{scope}", scope=scope)
     else:
         from .chc import check_chc
         if m.proof is None or m.proof.chc is None:
@@ -162,7 +169,8 @@ def _proof(args, m) -> int:
     _emit(args, payload, text)
     if not args.no_ledger:               # after the verdict is out: a ledger error cannot swallow it
         from .ledger import record, scope_label
-        record(m, v, scope=scope_label(scope, args.numerics, args.infer))
+        record(m, v, scope=scope_label(scope, args.numerics, args.infer),
+               checker="verify.symmetry" if args.symmetry else None)
     return code
 
 

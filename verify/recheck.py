@@ -1,6 +1,6 @@
 """Re-running a ledger entry of ``verify``'s checkers (``python -m verify.ledger --recheck``).
 
-:func:`recheck` takes an entry recorded by ``verify.bmc``, ``verify.chc`` or ``verify.simval``
+:func:`recheck` takes an entry recorded by ``verify.bmc`` (or ``verify.symmetry``), ``verify.chc`` or ``verify.simval``
 and runs the same check again on today's sources at the recorded scope: the shape (or
 ``symbolic``), the numerics (``/exact`` suffix: bit-precise, else uninterpreted functions), the
 invariants (``/inferred``: inferred, else the mapping's), the solver; a validation with its
@@ -67,8 +67,10 @@ def _proof(m, entry: dict, timeout: float | None) -> dict:
         if m.proof is None:
             raise LedgerError(f"{m.name} has no proof setup for BMC")
         from .bmc import check_bmc
-        v = check_bmc(m.proof.bmc(shape, numerics=numerics), solver=solver, timeout=timeout,
-                      inline_ufs=numerics == "exact", label=f"{m.name}.{shape_text}", scope=shape_text)
+        from .symmetry import check_bmc_symmetric
+        check = check_bmc_symmetric if entry.get("checker") == "verify.symmetry" else check_bmc
+        v = check(m.proof.bmc(shape, numerics=numerics), solver=solver, timeout=timeout,
+                  inline_ufs=numerics == "exact", label=f"{m.name}.{shape_text}", scope=shape_text)
     else:
         if m.proof is None or m.proof.chc is None:
             raise LedgerError(f"{m.name} has no CHC setup")
