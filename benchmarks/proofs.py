@@ -105,8 +105,9 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
 # offloads of Tables 1 and 4). Others are not listed: their proofs do not reach those shapes.
 # flexasr.linear / _pad: per-output BMC with symmetry reduction (verify.symmetry): every output's goal is a
 # renaming of one proved goal, so the cost is the symbolic execution and goal construction, about 2 ms per
-# (padded) multiply-add (1x480x20, padded 1x480x64: 57 s; per-output BMC without it: 290 s). A value is (method, numerics), or a function of
-# the shape text giving that (None: no proof planned at that shape).
+# (padded) multiply-add (1x480x20, padded 1x480x64: 57 s; per-output BMC without it: 290 s).
+# A value is (method, numerics), or a function of the shape text giving that (None: no proof planned
+# at that shape).
 # hlscnn.conv2d_nchw / _w8: the phase proof of the convolution loop nest (mappings.hlscnn.conv2d_nchw_chc,
 # one tracked output, one case per filter lane) at every shape: 32x32x16x16x3x1x1 (ResNet-20) in 91 s alone.
 APPLICATION_METHOD = {"vta.dense": ("chc", "exact"), "vta.dense_bias": ("chc", "exact"),

@@ -5,6 +5,7 @@ symmetry assumed, not checked) turns a broken read-back into "proved" that the c
 ledger records its verdicts as BMC by checker verify.symmetry, with that checker in the digest."""
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 
@@ -95,7 +96,6 @@ def test_the_ledger_records_it_as_bmc_by_its_own_checker(tmp_path):
 
 def test_the_cli_records_symmetric_proofs_and_refuses_the_option_elsewhere(tmp_path):
     env_ledger = tmp_path / "user.json"
-    import os
     env = {**os.environ, "D2A_LEDGER": str(env_ledger)}
     run = subprocess.run([sys.executable, "-m", "verify.mapping", "flexasr.linear", "--method", "bmc", "--symmetry",
                           "--shape", "1x16x64", "--json"], capture_output=True, text=True, env=env)

@@ -1,8 +1,8 @@
 """Re-running a ledger entry of ``verify``'s checkers (``python -m verify.ledger --recheck``).
 
-:func:`recheck` takes an entry recorded by ``verify.bmc`` (or ``verify.symmetry``), ``verify.chc`` or ``verify.simval``
-and runs the same check again on today's sources at the recorded scope: the shape (or
-``symbolic``), the numerics (``/exact`` suffix: bit-precise, else uninterpreted functions), the
+:func:`recheck` takes an entry recorded by ``verify.bmc`` (or ``verify.symmetry``), ``verify.chc``
+or ``verify.simval`` and runs the same check again on today's sources at the recorded scope: the
+shape (or ``symbolic``), the numerics (``/exact`` suffix: bit-precise, else uninterpreted functions), the
 invariants (``/inferred``: inferred, else the mapping's), the solver; a validation with its
 recorded sample count and seed (entries without a seed were made with seed 0, the default of
 ``verify.mapping`` and of the compiler's on-demand validations) and, for ``fuzz``, the default
