@@ -68,7 +68,7 @@ def test_the_normal_form_alone_refutes_a_bug_its_seeded_defect_proves(monkeypatc
     linear = get("flexasr.linear")
     right = symmetry.check_bmc_symmetric(linear.proof.bmc(linear.proof.shape), falsify=False)
     assert right.kind == "proved" and "64 goals discharged by rewriting" in right.detail, right
-    assert "0 solver calls" in right.detail
+    assert "without the solver" in right.detail and "solver calls" not in right.detail
     bad = _plus_one_readback(linear.proof.bmc(linear.proof.shape))
     v = symmetry.check_bmc_symmetric(bad, falsify=False)
     assert v.kind == "counterexample" and v.replayed, v

@@ -165,13 +165,14 @@ def _verdict(ps, ex, enc, n: int, calls: int, rewritten: int, *, solver, timeout
     exact = inline_ufs or not ps.funcs
     covers = bmc.claims_of(ps) + (f"numerics-{'exact' if exact else 'uf'}",)
     what = describe(covers, scope) if scope else ""
-    how = (f"{rewritten} goals discharged by rewriting with their axiom equations, sums in AC normal form; "
-           if rewritten else "")
+    parts = [f"{rewritten} goals discharged by rewriting with their axiom equations and sums in AC normal "
+             f"form, without the solver"] if rewritten else []
+    if calls or not rewritten:
+        parts.append(f"{calls} solver calls, one per class of alpha-equivalent goals; the other "
+                     f"{n - calls - rewritten} goals are variable renamings of a proved one, checked syntactically")
     return Proved("bmc", solver, time.perf_counter() - t0,
-                  f"{len(ps.outputs)} output cells equal for all data ({how}{calls} solver calls, one per class of "
-                  f"alpha-equivalent goals; the other {n - calls - rewritten} goals are variable renamings of a "
-                  f"proved one, checked syntactically){note}" + (f"; {what}" if what else ""), scope=scope,
-                  covers=covers)
+                  f"{len(ps.outputs)} output cells equal for all data ({'; '.join(parts)}){note}"
+                  + (f"; {what}" if what else ""), scope=scope, covers=covers)
 
 
 __all__ = ["BUGS", "alpha_key", "check_bmc_symmetric"]
