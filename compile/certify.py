@@ -324,13 +324,30 @@ def entry(call, result: str, *, seconds: float, covers=(), detail: str = "", ext
 
 def certificates(call, *, require: str = "any", path=None) -> list[dict]:
     """Current call certificates of ``call``'s subject in the ledger (``proved`` first; with
-    ``require='proved'`` only those)."""
+    ``require='proved'`` only those). A ``proved`` entry counts as proved only while the mapping
+    proof it cites is current (same method, scope and digest as a current proved entry): a proof
+    whose checker, model or setup changed since no longer backs the call, which then has the
+    validation only (the entry is returned as ``passed``, its detail saying why)."""
     from verify import ledger
-    got = [e for e in ledger.current([e for e in ledger.load(path) if e["mapping"] == call.mapping.name
+    entries = ledger.load(path)
+    got = [e for e in ledger.current([e for e in entries if e["mapping"] == call.mapping.name
                                       and e.get("method") == METHOD
                                       and e.get("subject_digest") == call.subject.digest])]
+    if any(e["result"] == "proved" for e in got):
+        proofs = {(e.get("method"), e.get("scope"), e.get("digest"))
+                  for e in ledger.current([e for e in entries if e["mapping"] == call.mapping.name
+                                           and e.get("method") in ("bmc", "chc") and e["result"] == "proved"])}
+        got = [e if e["result"] != "proved" or _cited(e) in proofs else
+               dict(e, result="passed", detail=f"{e.get('detail', '')}; the mapping proof it cites is no longer current")
+               for e in got]
     ok = [e for e in got if e["result"] in (("proved",) if require == "proved" else ("proved", "passed"))]
     return sorted(ok, key=lambda e: e["result"] != "proved")
+
+
+def _cited(e: dict) -> tuple:
+    """(method, scope, digest) of the mapping proof a ``proved`` call entry cites."""
+    mp = e.get("mapping_proof") or {}
+    return mp.get("method"), mp.get("scope"), mp.get("digest")
 
 
 def refutations(call, path=None) -> list[dict]:

@@ -9,7 +9,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from compile.certify import adapter_proof, certificates, certify, sample_operands, stream_checks, validate
+from compile.certify import (adapter_proof, certificates, certify, sample_operands, stream_checks, unproved_reason,
+                             validate)
 from compile.errors import CompileError
 from compile.ir.graph import call as C, const, var
 from compile.patterns import mapping_patterns, match
@@ -154,3 +155,16 @@ def test_call_certificates_are_keyed_by_subject(tmp_path):
     e = certify(a, method="proof", samples=2, path=path)
     assert e["result"] == "proved", e["detail"]
     assert certificates(a, require="proved", path=path)
+    assert unproved_reason(a, path=path) is None
+    # the mapping proof it cites goes stale (its checker, model or setup changed since): the call
+    # keeps its validation but is no longer proved
+    import json
+    entries = json.loads(path.read_text())
+    for x in entries:
+        if x["mapping"] == "flexasr.maxpool" and x["method"] in ("bmc", "chc"):
+            x["digest"] = "0" * 16
+    path.write_text(json.dumps(entries))
+    assert not certificates(a, require="proved", path=path)
+    [kept] = certificates(a, path=path)
+    assert kept["result"] == "passed" and "no longer current" in kept["detail"]
+    assert unproved_reason(a, path=path)
