@@ -7,9 +7,10 @@
   tolerance at its shape; a failure prints the minimal example and the replay command.
 * ``bmc``  — both fragments unrolled from the ILA models, equal inputs under the refinement map,
   miter on the outputs: proved / counterexample (replayed in the simulators) / unknown.
-  ``--symmetry``: one solver call per class of alpha-equivalent output goals, the other outputs'
-  goals checked to be renamings of a proved one (:mod:`verify.symmetry`; setups with one query
-  per output cell).
+  ``--symmetry``: each output's goal discharged by rewriting when its axiom equations and sums in
+  AC normal form rewrite it to false (:mod:`verify.normalize`), else one solver call per class of
+  alpha-equivalent goals, the others checked to be renamings of a proved one (:mod:`verify.symmetry`;
+  setups with one query per output cell).
 * ``chc``  — the product program of the two loops as constrained Horn clauses with relational
   invariants (supplied by the mapping, checked for initiation, consecution and safety; and handed
   to z3's Spacer engine).
@@ -51,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="chc: infer the loop invariants (Houdini over generic templates and the mapping's relational "
                         "candidates) instead of using the mapping's supplied ones")
     p.add_argument("--symmetry", action="store_true",
-                   help="bmc: one solver call per class of alpha-equivalent output goals (verify.symmetry)")
+                   help="bmc: per-output goals discharged by rewriting where they can be, else one solver call "
+                        "per class of alpha-equivalent goals (verify.symmetry)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--samples", type=int, default=100, help="random inputs for --method sim")
     p.add_argument("--json", action="store_true", help="machine-readable result")
