@@ -180,3 +180,35 @@ def test_first_mappings_are_submitted_first_and_the_rest_keep_their_order():
     got = [t.key for t in submission_order(tasks, ["c", "b"])]
     assert got == ["mutation/c/x", "proof/c/chc/2", "proof/b/bmc/1", "proof/a/bmc/1", "proof/a/bmc/2"]
     assert submission_order(tasks, []) == tasks
+
+
+def test_with_estimates_the_longest_tasks_go_first_and_unknown_ones_before_all():
+    """Longest-processing-time order from an earlier campaign's times, matched across source edits
+    (the key's digest left out); a task never timed goes first; --first still ranks groups."""
+    from benchmarks import campaign
+    from benchmarks.proofs import estimates, stable_key, submission_order
+    d1, d2 = "0123456789abcdef", "fedcba9876543210"
+    old = [{"key": f"proof/a/chc/1/uf/900/{d1}/l.json", "ok": True, "seconds": 5.0},
+           {"key": f"proof/a/chc/2/uf/900/{d1}/l.json", "ok": True, "seconds": 50.0},
+           {"key": f"mutation/b/x/bug/900/{d1}", "ok": True, "seconds": 20.0},
+           {"key": f"proof/a/chc/3/uf/900/{d1}/l.json", "ok": False, "error": "boom"}]
+    assert stable_key(old[0]["key"]) == "proof/a/chc/1/uf/900/l.json"
+    est = estimates(old)
+    assert est == {"proof/a/chc/1/uf/900/l.json": 5.0, "proof/a/chc/2/uf/900/l.json": 50.0,
+                   "mutation/b/x/bug/900": 20.0}
+    keys = [f"proof/a/chc/1/uf/900/{d2}/l.json", f"proof/a/chc/2/uf/900/{d2}/l.json",
+            f"mutation/b/x/bug/900/{d2}", f"proof/a/chc/3/uf/900/{d2}/l.json"]
+    tasks = [campaign.Task(k, print) for k in keys]
+    got = [t.key.split("/")[3] if t.key.startswith("proof") else "bug" for t in submission_order(tasks, [], est)]
+    assert got == ["3", "2", "bug", "1"]
+    got = [t.key.split("/")[1] for t in submission_order(tasks, ["b"], est)]
+    assert got == ["b", "a", "a", "a"]
+
+
+def test_makespan_schedules_longest_first_on_the_workers():
+    from benchmarks.proofs import makespan
+    assert makespan([], 2) == 0
+    assert makespan([10.0], 2) == 10.0
+    assert makespan([3.0, 3.0, 2.0, 2.0, 2.0], 2) == 7.0       # 3+2+2 | 3+2 (LPT; optimum 6)
+    assert makespan([5.0, 4.0, 3.0], 1) == 12.0
+    assert makespan([8.0, 1.0, 1.0, 1.0, 1.0], 2) == 8.0
