@@ -422,7 +422,8 @@ def resolution(formula: Expr, facts: list, *, solver: str = "z3", rounds: int = 
     enc = SmtEncoder()
     from pysmt.logics import QF_BV
     out = _Reps()
-    with enc.env.factory.Solver(name=solver, logic=QF_BV, solver_options={"timeout": 5000} if solver == "z3" else {}) as s:
+    with enc.active(), enc.env.factory.Solver(name=solver, logic=QF_BV,
+                                              solver_options={"timeout": 5000} if solver == "z3" else {}) as s:
         s.add_assertion(enc.encode(ctx_f))
         cache: dict = {}
 
