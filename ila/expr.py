@@ -33,8 +33,8 @@ def _sweep() -> int:
     """Drop the nodes only the intern table holds; the number dropped. Entries are visited newest
     first, so a node dies before its arguments are visited (they were interned before it), and a
     whole dead sub-DAG goes in one pass. The next sweep is due at twice the live size (at least
-    ``_SWEEP_MIN``), or four times when this one freed less than a quarter of the table (a table of
-    live nodes is not rescanned at every growth step)."""
+    ``_SWEEP_MIN``): the table holds at most about twice the live nodes, and the sweeps cost at most
+    about as much again as the inserts between them."""
     global _SWEEP_AT
     keys = list(_INTERN)
     before = len(keys)
@@ -47,7 +47,7 @@ def _sweep() -> int:
             del _INTERN[k]
         del node, k
     live = len(_INTERN)
-    _SWEEP_AT = max(_SWEEP_MIN, (4 if before - live < before // 4 else 2) * live)
+    _SWEEP_AT = max(_SWEEP_MIN, 2 * live)
     return before - live
 
 

@@ -58,11 +58,11 @@ def test_rebuilt_after_death_is_a_new_node():
     assert _chain(x, 3, 9).uid != uid
 
 
-def test_the_next_sweep_is_due_later_when_little_was_freed():
+def test_the_next_sweep_is_due_at_twice_the_live_nodes():
     x = _x()
     keep = [_chain(x, 20, s) for s in range(20)]
     gc.collect()
     E._sweep()
     live = E.intern_size()
-    assert E._SWEEP_AT == max(E._SWEEP_MIN, 4 * live)     # nothing freed: four times the live size
+    assert E._SWEEP_AT == max(E._SWEEP_MIN, 2 * live)
     assert keep
