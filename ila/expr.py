@@ -452,6 +452,13 @@ class FuncRef:
         self.expr_body = expr_body
 
     def __call__(self, *args) -> Expr:
+        dom = self.domain
+        if len(args) == len(dom):             # the common case: expressions of the domain's sorts
+            for a, s in zip(args, dom):
+                if type(a) is not Expr or (a.sort is not s and a.sort != s):
+                    break
+            else:
+                return Expr(Op.APPLY, self.range, args, self)
         if len(args) != len(self.domain):
             raise SortError(f"{self.name} takes {len(self.domain)} arguments, got {len(args)}")
         out = []
