@@ -5,9 +5,11 @@ import torch
 from torch import nn
 
 
-def build():
-    return nn.Transformer(d_model=256, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=1024,
-                          dropout=0.0)
+def build(d_model: int = 256, dropout: float = 0.0):
+    """The paper's configuration (``d_model`` features, feed-forward 4 x ``d_model``); ``dropout``
+    only for training (:mod:`benchmarks.models.transformer_lm`)."""
+    return nn.Transformer(d_model=d_model, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
+                          dim_feedforward=4 * d_model, dropout=dropout)
 
 
 def example_inputs():

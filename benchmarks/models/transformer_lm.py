@@ -20,6 +20,8 @@ import math
 import torch
 from torch import nn
 
+from benchmarks.models import transformer
+
 VOCAB, FEATURES, SEQ = 10000, 256, 35
 
 
@@ -43,8 +45,7 @@ class TransformerLM(nn.Module):
             raise ValueError(f"TransformerLM has one width: emb ({emb}) and hid ({hid}) must be equal")
         self.features = emb
         self.encoder = nn.Embedding(vocab, emb)
-        self.transformer = nn.Transformer(d_model=emb, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
-                                          dim_feedforward=4 * emb, dropout=float(dropout))
+        self.transformer = transformer.build(emb, float(dropout))
         self.decoder = nn.Linear(emb, vocab)
         self.dropout = nn.Dropout(float(dropout)) if dropout else None
         self.register_buffer("mask", _causal(SEQ), persistent=False)
