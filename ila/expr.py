@@ -13,15 +13,47 @@ guessing; use ``a.eq(b)`` for equality. ``Expr.__bool__`` raises: use :func:`ite
 from __future__ import annotations
 
 import itertools
-import weakref
+import sys
 from typing import Any, Callable, Iterable, Sequence
 
 from .errors import SortError, WidthError
 from .ops import Op
 from .sorts import BOOL, BoolSort, BvSort, MemSort, Sort
 
-_INTERN: "weakref.WeakValueDictionary[tuple, Expr]" = weakref.WeakValueDictionary()
+# The intern table: (op value, sort, args, payload) -> node. A plain dict (a WeakValueDictionary's
+# weak references and their callbacks were a quarter of a large proof's time), swept of the nodes
+# nothing else holds whenever it has grown past ``_SWEEP_AT`` (:func:`_sweep`).
+_INTERN: "dict[tuple, Expr]" = {}
+_SWEEP_MIN = 1 << 20
+_SWEEP_AT = _SWEEP_MIN
 _ids = itertools.count()
+
+
+def _sweep() -> int:
+    """Drop the nodes only the intern table holds; the number dropped. Entries are visited newest
+    first, so a node dies before its arguments are visited (they were interned before it), and a
+    whole dead sub-DAG goes in one pass. The next sweep is due at twice the live size (at least
+    ``_SWEEP_MIN``): the table holds at most about twice the live nodes, and the sweeps cost at most
+    about as much again as the inserts between them."""
+    global _SWEEP_AT
+    keys = list(_INTERN)
+    before = len(keys)
+    getrc = sys.getrefcount
+    for i in range(before - 1, -1, -1):
+        k = keys[i]
+        keys[i] = None
+        node = _INTERN[k]
+        if getrc(node) <= 3:                 # the table's value, ``node`` and getrefcount's argument
+            del _INTERN[k]
+        del node, k
+    live = len(_INTERN)
+    _SWEEP_AT = max(_SWEEP_MIN, 2 * live)
+    return before - live
+
+
+def intern_size() -> int:
+    """The number of nodes in the intern table (live, or dead and not yet swept)."""
+    return len(_INTERN)
 
 
 class Expr:
@@ -35,9 +67,11 @@ class Expr:
     payload: Any
 
     def __new__(cls, op: Op, sort: Sort, args: tuple = (), payload: Any = None):
-        key = (op, sort, args, payload)
+        key = (op._value_, sort, args, payload)        # the enum's value: Enum.__hash__ is Python code
         node = _INTERN.get(key)
         if node is None:
+            if len(_INTERN) >= _SWEEP_AT:
+                _sweep()
             node = object.__new__(cls)
             node.op, node.sort, node.args, node.payload = op, sort, args, payload
             node.uid = next(_ids)
@@ -92,8 +126,8 @@ class Expr:
     def __bool__(self):
         raise SortError(f"ILA expression {self.short()} used as a Python bool; use ite(...)")
 
-    def __hash__(self) -> int:
-        return object.__hash__(self)
+    # identity (nodes are interned); object's own slot, so that hashing runs no Python code
+    __hash__ = object.__hash__
 
     def __eq__(self, other):
         if isinstance(other, Expr):
@@ -418,10 +452,20 @@ class FuncRef:
         self.expr_body = expr_body
 
     def __call__(self, *args) -> Expr:
+        dom = self.domain
+        if len(args) == len(dom):             # the common case: expressions of the domain's sorts
+            for a, s in zip(args, dom):
+                if type(a) is not Expr or (a.sort is not s and a.sort != s):
+                    break
+            else:
+                return Expr(Op.APPLY, self.range, args, self)
         if len(args) != len(self.domain):
             raise SortError(f"{self.name} takes {len(self.domain)} arguments, got {len(args)}")
         out = []
         for i, (a, s) in enumerate(zip(args, self.domain)):
+            if isinstance(a, Expr) and a.sort == s:
+                out.append(a)
+                continue
             like = Expr(Op.CONST, s, (), 0) if isinstance(s, BvSort) else None
             a = as_expr(a, like, f"argument {i} of {self.name}")
             if a.sort != s:

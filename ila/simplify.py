@@ -38,16 +38,28 @@ class Rewriter:
         self._index = _CHAIN_INDEX
 
     def __call__(self, exprs: Sequence[Expr]) -> list[Expr]:
+        """The rewritten ``exprs``. Nodes rewritten by an earlier call are not visited again, nor
+        is anything below them (an iterative post-order over the nodes not yet in the memo)."""
         memo = self.memo
-        for n in toposort(exprs):
-            if n.uid in memo:
+        seen: set[int] = set()
+        stack = [(e, False) for e in reversed(exprs) if e.uid not in memo]
+        while stack:
+            n, expanded = stack.pop()
+            if expanded:
+                if n.op is Op.VAR:
+                    memo[n.uid] = self.mapping.get(n, n)
+                elif not n.args:
+                    memo[n.uid] = n
+                else:
+                    memo[n.uid] = self.build(n.op, n.sort, tuple(memo[a.uid] for a in n.args), n.payload)
                 continue
-            if n.op is Op.VAR:
-                memo[n.uid] = self.mapping.get(n, n)
-            elif not n.args:
-                memo[n.uid] = n
-            else:
-                memo[n.uid] = self.build(n.op, n.sort, tuple(memo[a.uid] for a in n.args), n.payload)
+            if n.uid in seen or n.uid in memo:
+                continue
+            seen.add(n.uid)
+            stack.append((n, True))
+            for a in reversed(n.args):
+                if a.uid not in seen and a.uid not in memo:
+                    stack.append((a, False))
         return [memo[e.uid] for e in exprs]
 
     def one(self, e: Expr) -> Expr:

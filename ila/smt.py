@@ -5,7 +5,14 @@
 BV(w) -> BVType(w), Mem(aw, dw) -> ArrayType(BVType(aw), BVType(dw)); variables become symbols of
 the same name; uninterpreted functions become pysmt function symbols, or are inlined through their
 ``expr_body`` when ``inline_ufs`` is set. Each encoder owns a private pysmt environment, so models
-declaring the same name with different sorts never clash.
+declaring the same name with different sorts never clash. pysmt's formula methods, type checker,
+oracles and printers memoise in the *current* environment (the head of pysmt's environment stack),
+whatever environment built the formula; every use of an encoder's formulas runs inside
+:meth:`SmtEncoder.active`, which makes the encoder's own environment current, so the global
+environment's memo tables never hold (and never grow with) an encoder's formulas. Without it a
+long-lived process (a campaign worker) keeps every formula of every proof alive there, and formulas
+of successive encoders (hashed by their id within their own environment) collide in those tables:
+each check grows slower.
 
 :func:`check` solves a list of assertions and returns a :class:`SatResult` (``sat`` with model
 values, ``unsat``, or ``unknown`` with the reason; a timeout is ``unknown``). :func:`to_smtlib2`
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import io
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -44,6 +52,17 @@ class SmtEncoder:
         self.funcs: dict[int, object] = {}
         self.applications: dict[int, Expr] = {}
 
+    @contextmanager
+    def active(self):
+        """Make this encoder's pysmt environment the current one for the ``with`` block (nests;
+        restored on exit, also on an exception)."""
+        from pysmt.environment import pop_env, push_env
+        push_env(self.env)
+        try:
+            yield self
+        finally:
+            pop_env()
+
     def smt_type(self, sort: Sort):
         from pysmt import typing as T
         if isinstance(sort, BoolSort):
@@ -70,6 +89,10 @@ class SmtEncoder:
         return self.encode_all([e])[0]
 
     def encode_all(self, exprs: Sequence[Expr]) -> list:
+        with self.active():
+            return self._encode_all(exprs)
+
+    def _encode_all(self, exprs: Sequence[Expr]) -> list:
         mgr, cache = self.mgr, self.cache
         for n in toposort(exprs):
             if n.uid in cache:
@@ -137,9 +160,15 @@ def check(encoder: SmtEncoder, assertions: Sequence, *, solver: str = "z3", time
     ``want`` lists pysmt terms whose model values are returned on sat. ``timeout`` is in seconds;
     an expired timeout or a solver giving up gives status 'unknown', never 'unsat'.
     """
-    from pysmt.exceptions import SolverReturnedUnknownResultError
     if solver not in SOLVERS:
         raise SolverError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+    with encoder.active():
+        return _check(encoder, assertions, solver, timeout, logic, want)
+
+
+def _check(encoder: SmtEncoder, assertions: Sequence, solver: str, timeout: float | None, logic: str | None,
+           want: Iterable) -> SatResult:
+    from pysmt.exceptions import SolverReturnedUnknownResultError
     mgr = encoder.mgr
     formula = mgr.And(list(assertions)) if len(assertions) != 1 else assertions[0]
     if logic is None:
@@ -180,11 +209,12 @@ def to_smtlib2(encoder: SmtEncoder, assertions: Sequence, *, logic: str = "QF_AU
     """An SMT-LIB2 script (declarations, assertions, check-sat) for ``assertions``."""
     from pysmt.smtlib.script import smtlibscript_from_formula
     mgr = encoder.mgr
-    formula = mgr.And(list(assertions)) if len(assertions) != 1 else assertions[0]
     import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        script = smtlibscript_from_formula(formula, logic=logic)
-    buf = io.StringIO()
-    script.serialize(buf, daggify=True)
-    return buf.getvalue()
+    with encoder.active():
+        formula = mgr.And(list(assertions)) if len(assertions) != 1 else assertions[0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            script = smtlibscript_from_formula(formula, logic=logic)
+        buf = io.StringIO()
+        script.serialize(buf, daggify=True)
+        return buf.getvalue()

@@ -145,7 +145,8 @@ def horn_smtlib(spec, *, inline_ufs: bool = False) -> str:
         return enc.smt_type(e.sort).as_smtlib(funstyle=False)
 
     def sm(e):
-        return to_smtlib(enc.encode(e), daggify=True)
+        with enc.active():
+            return to_smtlib(enc.encode(e), daggify=True)
     lines = ["(set-logic HORN)"]
     for name, args in preds:
         lines.append(f"(declare-fun {name} ({' '.join(ty(a) for a in args)}) Bool)")

@@ -422,7 +422,8 @@ def resolution(formula: Expr, facts: list, *, solver: str = "z3", rounds: int = 
     enc = SmtEncoder()
     from pysmt.logics import QF_BV
     out = _Reps()
-    with enc.env.factory.Solver(name=solver, logic=QF_BV, solver_options={"timeout": 5000} if solver == "z3" else {}) as s:
+    with enc.active(), enc.env.factory.Solver(name=solver, logic=QF_BV,
+                                              solver_options={"timeout": 5000} if solver == "z3" else {}) as s:
         s.add_assertion(enc.encode(ctx_f))
         cache: dict = {}
 
@@ -609,7 +610,7 @@ class _Walk:
                 key = tuple(v.payload if isinstance(v, Expr) else v for v in key)
             ins = cache.get(key) if key is not None else None
             if ins is None:
-                ins = self._decode(cmd, n, state)
+                ins = self._decode_const(cmd, state) or self._decode(cmd, n, state)
                 if key is not None:
                     cache[key] = ins
             self.fired.append(ins)
@@ -658,6 +659,57 @@ class _Walk:
     def _enabled(self) -> Expr:
         ila = self.ila
         return lor(*[land(i.host.valid, i.get_decode()) for c in ila.walk() if c is not ila for i in c.instrs])
+
+    DECODE_BUG = None           # seeded bug of _decode_const ("shifted": decodes paired with the wrong instructions)
+
+    def _decode_const(self, cmd: dict, state: dict):
+        """The top-level instruction ``cmd`` fires, decided by the compiled valid and decodes (the
+        semantics table lowered to numpy, as the simulator evaluates them) when every input and
+        state they read is a constant, the command names only inputs of the ILA, each value fits
+        its input, the valid holds and exactly one decode holds; else None, and :meth:`_decode`
+        (rewriting, with its errors) decides."""
+        import numpy as np
+        from ila.compile_np import compile_exprs
+        from ila.walk import variables
+        ila = self.ila
+        if getattr(self, "_dec", None) is None:
+            exprs = [ila.valid] + [i.get_decode() for i in ila.instrs]
+            inputs = {v.name: v for v in ila.all_inputs()}
+            states = {v.name for v in ila.all_states()}
+            read = variables(exprs)
+            self._dec = (compile_exprs(exprs, vectorize=False, name=f"walk_decodes_{ila.name}"), inputs,
+                         [v for v in read if v.name in inputs and inputs[v.name] is v],
+                         [v.name for v in read if v.name in states and not (v.name in inputs and inputs[v.name] is v)])
+        fn, inputs, ins_read, st_read = self._dec
+        if any(k not in inputs for k in cmd):
+            return None
+        I = {}
+        for v in ins_read:
+            x = cmd.get(v.name, 0)
+            if isinstance(x, Expr):
+                if x.op is not Op.CONST:
+                    return None
+                x = x.payload
+            if v.sort.is_bool:
+                if x not in (0, 1):
+                    return None
+                x = bool(x)
+            elif isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not 0 <= x < (1 << v.sort.width):
+                return None
+            I[v.name] = int(x) if not v.sort.is_bool else x
+        S = {}
+        for k in st_read:
+            x = state[k]
+            if not isinstance(x, Expr) or x.op is not Op.CONST:
+                return None
+            S[k] = x.payload
+        with np.errstate(over="ignore"):
+            vals = fn(S, I)
+        if not vals[0]:
+            return None
+        instrs = ila.instrs[1:] + ila.instrs[:1] if self.DECODE_BUG == "shifted" else ila.instrs
+        fired = [i for i, d in zip(instrs, vals[1:]) if d]
+        return fired[0] if len(fired) == 1 else None
 
     def _decode(self, cmd: dict, n: int, state: dict):
         from ila.unroll import _env
@@ -910,21 +962,60 @@ def bits(e: Expr, hi: int, lo: int, rw: Rewriter | None = None) -> Expr:
 
 class _Tags:
     """A region's value at every point of a box, vectorised: per point either a number (``kind``
-    0, ``num``) or the data symbol ``data[arrays[arr]][idx]`` (``kind`` 1) under the chain of
-    width operations ``chain`` (sign/zero extensions and extracts, the same for every symbolic
-    point)."""
+    0, ``num``) or the data symbol ``data[arrays[arr]][idx]`` (``kind`` 1) under a chain of width
+    operations (sign/zero extensions and extracts, innermost first), given per point by its id
+    ``cid`` in the check's chain registry (:class:`_Chains`; id 0 is the empty chain)."""
 
-    def __init__(self, kind, arr, idx, num, chain=()):
-        self.kind, self.arr, self.idx, self.num, self.chain = kind, arr, idx, num, chain
+    def __init__(self, kind, arr, idx, num, cid):
+        self.kind, self.arr, self.idx, self.num, self.cid = kind, arr, idx, num, cid
+
+
+class _Chains:
+    """Chains of width operations ``((op, payload, result width), ...)`` numbered from 0 (the empty
+    chain): two points compare equal exactly when their chains are the same sequence of operations."""
+
+    def __init__(self):
+        self.ids: dict[tuple, int] = {(): 0}
+        self.chains: list[tuple] = [()]
+
+    def id(self, chain: tuple) -> int:
+        k = self.ids.get(chain)
+        if k is None:
+            k = self.ids[chain] = len(self.chains)
+            self.chains.append(chain)
+        return k
+
+    def extend(self, cid, link: tuple):
+        """Per point, the id of the point's chain followed by ``link``."""
+        import numpy as np
+        out = np.empty_like(cid)
+        for c in np.unique(cid):
+            out[cid == c] = self.id(self.chains[int(c)] + (link,))
+        return out
 
 
 class _NoTags(Exception):
     pass
 
 
-def _tags(e: Expr, env: dict, n: int, data_ids: dict) -> _Tags:
+def _width_op(op: Op, payload, src: int, dst: int, v):
+    """A width operation on numbers (an object array of non-negative ints of ``src`` bits): the
+    bit-vector semantics of SEXT / ZEXT to ``dst`` bits and EXTRACT ``payload = (hi, lo)``."""
+    import numpy as np
+    if op is Op.ZEXT:
+        return v
+    if op is Op.SEXT:
+        return np.where(v >= (1 << (src - 1)), v + ((1 << dst) - (1 << src)), v)
+    hi, lo = payload
+    return (v >> lo) & ((1 << (hi - lo + 1)) - 1)
+
+
+def _tags(e: Expr, env: dict, n: int, data_ids: dict, chains: _Chains) -> _Tags:
     """The :class:`_Tags` of ``e`` over the points (``env``: param name -> array of n values);
-    raises _NoTags for a shape it does not vectorise (the caller checks point by point)."""
+    raises _NoTags for a shape it does not vectorise (the caller checks point by point). Width
+    operations apply per point: to the number where the point's value is a number, appended to
+    the chain where it is a data symbol, so a value that mixes both (a word padded with constant
+    bytes) is vectorised too."""
     import numpy as np
     from ila.compile_np import evaluate
     memo: dict[int, object] = {}
@@ -943,26 +1034,24 @@ def _tags(e: Expr, env: dict, n: int, data_ids: dict) -> _Tags:
         if not has_data(x):
             v = num(x)
             out = _Tags(np.zeros(n, np.int8), np.zeros(n, np.int64), np.zeros(n, np.int64),
-                        v.astype(object) if x.sort.is_bv and x.sort.width > 63 else v.astype(np.uint64))
+                        np.array([int(a) for a in v], dtype=object), np.zeros(n, np.int64))
         elif x.op is Op.LOAD and x.args[0].uid in data_ids:
             if has_data(x.args[1]):
                 raise _NoTags("a data index depends on data")
             out = _Tags(np.ones(n, np.int8), np.full(n, data_ids[x.args[0].uid], np.int64),
-                        num(x.args[1]).astype(np.int64), np.zeros(n, np.uint64))
+                        num(x.args[1]).astype(np.int64), np.zeros(n, dtype=object), np.zeros(n, np.int64))
         elif x.op is Op.ITE:
             c = num(x.args[0]).astype(bool)
             a, b = go(x.args[1]), go(x.args[2])
-            ka, kb_ = a.kind == 1, b.kind == 1
-            if ka.any() and kb_.any() and a.chain != b.chain:
-                raise _NoTags("branches with different chains")
-            chain = a.chain if ka.any() else b.chain
             out = _Tags(np.where(c, a.kind, b.kind), np.where(c, a.arr, b.arr), np.where(c, a.idx, b.idx),
-                        np.where(c, a.num, b.num), chain)
+                        np.where(c, a.num, b.num), np.where(c, a.cid, b.cid))
         elif x.op in (Op.SEXT, Op.ZEXT, Op.EXTRACT) and x.args[0].sort.is_bv:
             a = go(x.args[0])
-            if (a.kind == 0).any():
-                raise _NoTags("a width operation on mixed values")
-            out = _Tags(a.kind, a.arr, a.idx, a.num, a.chain + ((x.op, x.payload, x.sort.width),))
+            sym = a.kind == 1
+            link = (x.op, x.payload, x.sort.width)
+            out = _Tags(a.kind, a.arr, a.idx,
+                        np.where(sym, a.num, _width_op(x.op, x.payload, x.args[0].sort.width, x.sort.width, a.num)),
+                        np.where(sym, chains.extend(a.cid, link), a.cid))
         else:
             raise _NoTags(f"operator {x.op.name} over data")
         memo[x.uid] = out
@@ -1002,8 +1091,9 @@ def check_lemma_fast(lem: Lemma, images: _Images, ila, limit: int = 3) -> list[s
     data_ids = {a.uid: k for k, a in enumerate(lem.data)}
     arrays = [list(v) for v in lem.data.values()]
     sym_index = {s.uid: (k, i) for k, vals in enumerate(arrays) for i, s in enumerate(vals) if isinstance(s, Expr)}
+    chains = _Chains()
     try:
-        tags = _tags(r.val, env, n, data_ids)
+        tags = _tags(r.val, env, n, data_ids, chains)
     except _NoTags:
         return None
     dom = np.broadcast_to(np.asarray(evaluate([r.dom], env)[0]), (n,)).astype(bool)
@@ -1020,12 +1110,11 @@ def check_lemma_fast(lem: Lemma, images: _Images, ila, limit: int = 3) -> list[s
     arrs = np.array([d[1] for d in desc] + [0], np.int64)
     idxs = np.array([d[2] for d in desc] + [0], np.int64)
     nums = np.array([d[3] for d in desc] + [unw[3]], object)
-    chains = [d[4] for d in desc] + [()]
+    cids = np.array([chains.id(d[4]) for d in desc] + [0], np.int64)
     j = np.where(found, pos, len(keys))
-    chain_ok = np.array([chains[k] == tags.chain for k in range(len(chains))])
     got_sym = kinds[j] == 1
     want_sym = tags.kind == 1
-    ok = np.where(want_sym, got_sym & (arrs[j] == tags.arr) & (idxs[j] == tags.idx) & chain_ok[j],
+    ok = np.where(want_sym, got_sym & (arrs[j] == tags.arr) & (idxs[j] == tags.idx) & (cids[j] == tags.cid),
                   ~got_sym & (nums[j] == (tags.num.astype(object) % (1 << dw))))
     if lem.unwritten is None:
         ok &= found

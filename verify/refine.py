@@ -148,10 +148,11 @@ class AtomOracle:
     def _unsat(self, f) -> bool:
         from pysmt.exceptions import SolverReturnedUnknownResultError
         self.queries += 1
-        try:
-            return self._get().solve(assumptions=[f]) is False
-        except SolverReturnedUnknownResultError:
-            return False
+        with self.enc.active():
+            try:
+                return self._get().solve(assumptions=[f]) is False
+            except SolverReturnedUnknownResultError:
+                return False
 
     def decide(self, a: Expr) -> Expr:
         hit = self.memo.get(a.uid)
@@ -179,8 +180,12 @@ class AtomOracle:
         """Find which of ``atoms`` the context implies with few queries: ``ctx ∧ ¬(a1 ∧ ... ∧ an)``
         unsat shows them all; a model refutes every atom false in it (not implied), and the rest
         are asked again (as Houdini does). Results go to the memo :meth:`holds` reads."""
-        mgr = self.enc.mgr
         todo = [a for a in dict.fromkeys(atoms) if a.uid not in self.valid]
+        with self.enc.active():
+            self._prove_all(todo)
+
+    def _prove_all(self, todo: list[Expr]) -> None:
+        mgr = self.enc.mgr
         while todo:
             encs = [self.enc.encode(a) for a in todo]
             s = self._get()

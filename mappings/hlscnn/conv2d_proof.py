@@ -182,14 +182,20 @@ def numerics_term(x_raw, w_raw, stride: int, bits: int = 16) -> np.ndarray:
         from ila.expr import Expr
         return v if isinstance(v, Expr) else bv_const(int(v) & ((1 << width) - 1), width)
 
-    def wv(o, ky, kx, c):
-        if c >= C:
-            return z16
-        v = e16(w[o, ky, kx, c], bits)
+    def widen(v):
+        v = e16(v, bits)
         return v if bits == 16 else concat(v, bv_const(0, 8))      # the datapath widens an 8-bit weight
+    # every operand as its 16-bit term once (channels beyond C: zero weight, zero activation)
+    wt = np.full((O, K, K, ncb * 8), z16, dtype=object)
+    wt[..., :C] = np.frompyfunc(widen, 1, 1)(w) if w.size else w
+    xt = np.full((H, W, ncb * 8), z16, dtype=object)
+    xt[..., :C] = np.frompyfunc(lambda v: e16(v, 16), 1, 1)(x) if x.size else x
+
+    def wv(o, ky, kx, c):
+        return wt[o, ky, kx, c]
 
     def xv(y, xx, c):
-        return e16(x[y, xx, c], 16) if c < C else z16
+        return xt[y, xx, c]
     out = np.empty((OH, OW, O), dtype=object)
     for oy in range(OH):
         for ox in range(OW):
