@@ -47,7 +47,7 @@ def test_a_wrong_declared_term_fails_only_the_term_check(monkeypatch):
     from mappings.hlscnn import conv2d_nchw_proof
     good = conv2d_nchw_proof.padded_term
     monkeypatch.setattr(conv2d_nchw_proof, "padded_term",
-                        lambda x, w, shape, bits: good(x, w[:, :, ::-1, ::-1], shape, bits))
+                        lambda x, w, shape, bits, **kw: good(x, w[:, :, ::-1, ::-1], shape, bits, **kw))
     status, rows, _ = run(phase_proof({"H": 2, "W": 2, "C": 9, "O": 2, "K": 2, "S": 1, "P": 0}, 16))
     failed = [r.name for r in rows if r.status.value != "holds"]
     assert status.value != "holds" and failed and all(n.startswith("term") for n in failed), failed
@@ -108,3 +108,77 @@ def test_the_proof_reasons_about_the_model_the_machine_runs(bits):
     from ila.models.hlscnn.port import PORT, PORT_W8
     port = PORT if bits == 16 else PORT_W8
     assert phase_proof(SMALL, bits).sides["acc"].ila is port.build()
+
+
+# ----------------------------------------------------------------------------- the term check's walk
+from mappings.hlscnn.conv2d_nchw_proof import padded_term as _PADDED_TERM   # noqa: E402
+
+TERM_SHAPE = {"H": 3, "W": 3, "C": 9, "O": 2, "K": 2, "S": 1, "P": 1}      # 4 x 4 outputs, 8 taps each
+
+
+def _term_check(monkeypatch, *, walk=True, bug=None, corrupt=None, bits=16):
+    """The term check's problems with the walk on or off, the walk's seeded bug, and the declared
+    term built from corrupted operands (``corrupt(x, w) -> (x, w)``; the mapping unchanged)."""
+    from mappings.hlscnn import conv2d_nchw_chc, conv2d_nchw_proof
+    monkeypatch.setattr(conv2d_nchw_chc, "TERM_WALK", walk)
+    monkeypatch.setattr(conv2d_nchw_chc, "WALK_BUG", bug)
+    good = _PADDED_TERM                    # the real one (an earlier call of this test may have patched it)
+    monkeypatch.setattr(conv2d_nchw_proof, "padded_term", good if corrupt is None else
+                        lambda x, w, shape, b, **kw: good(*corrupt(x, w), shape, b, **kw))
+    pp = phase_proof(TERM_SHAPE, bits)
+    (name, check), = [c for c in pp.checks if c[0].startswith("term")]
+    return check()
+
+
+CORRUPTIONS = {"kernel flipped": lambda x, w: (x, w[:, :, ::-1, ::-1]),
+               "image flipped": lambda x, w: (x[:, ::-1, :], w),
+               "two channels swapped": lambda x, w: (x[[1, 0, *range(2, x.shape[0])]], w)}
+
+
+@pytest.mark.parametrize("bits", [16, 8])
+def test_the_term_walk_matches_every_output_of_a_correct_proof(monkeypatch, bits):
+    from mappings.hlscnn import conv2d_nchw_chc
+    seen = []
+    real = conv2d_nchw_chc._TermWalk.matches
+    monkeypatch.setattr(conv2d_nchw_chc._TermWalk, "matches", lambda self, *a: seen.append(real(self, *a)) or seen[-1])
+    assert _term_check(monkeypatch, bits=bits) == []
+    assert len(seen) == 2 * 4 * 4 and all(seen)         # no output needed the slow comparison
+
+
+@pytest.mark.parametrize("corrupt", list(CORRUPTIONS))
+def test_the_term_walk_agrees_with_the_slow_comparison(monkeypatch, corrupt):
+    fast = _term_check(monkeypatch, corrupt=CORRUPTIONS[corrupt])
+    slow = _term_check(monkeypatch, walk=False, corrupt=CORRUPTIONS[corrupt])
+    assert fast and fast == slow
+
+
+def test_a_walk_that_skips_the_activations_disagrees_with_the_slow_comparison(monkeypatch):
+    """The seeded bug of the walk: leaves of the activations unchecked. A declared term over a
+    flipped image passes that walk, and the slow comparison refutes it: the differential test above
+    would fail."""
+    bad = _term_check(monkeypatch, bug="activations_unchecked", corrupt=CORRUPTIONS["image flipped"])
+    assert bad == [] and _term_check(monkeypatch, walk=False, corrupt=CORRUPTIONS["image flipped"])
+    with pytest.raises(ValueError, match="unknown seeded bug"):
+        _term_check(monkeypatch, bug="nonsense")
+
+
+@pytest.mark.parametrize("bits", [16, 8])
+def test_the_tuple_tree_is_the_declared_term(bits):
+    """numerics_term with free_apply builds the declared term's shape: the tree, its tuples applied
+    as the functions they name, is the declared term itself (the same hash-consed nodes)."""
+    import numpy as np
+    from mappings.hlscnn.conv2d_nchw_proof import padded_term, symbolic_job
+    from mappings.hlscnn.conv2d_proof import free_apply
+    _, x_raw, w_raw, _ = symbolic_job(TERM_SHAPE, bits)
+    memo = {}
+
+    def build(n):
+        if type(n) is not tuple:
+            return n
+        if id(n) not in memo:
+            memo[id(n)] = (n, n[0](*map(build, n[1])))
+        return memo[id(n)][1]
+    tree = padded_term(x_raw, w_raw, TERM_SHAPE, bits, apply=free_apply)
+    want = padded_term(x_raw, w_raw, TERM_SHAPE, bits)
+    assert tree.shape == want.shape and all(build(t) is e for t, e in zip(tree.ravel(), want.ravel()))
+    assert all(type(t) is tuple for t in tree.ravel()) and np.asarray(want).dtype == object

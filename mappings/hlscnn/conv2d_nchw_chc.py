@@ -56,8 +56,11 @@ from __future__ import annotations
 import numpy as np
 
 from ila import TRUE, BvSort, FuncRef, bv_const, concat, extract, implies, ite, land, load, zext
+from ila.simplify import Rewriter
 from ila.sorts import MemSort
+from ila.expr import Expr
 from ila.unroll import symbol
+from ila.walk import toposort
 from mappings.base import MappingError
 from mappings.phases import Lemma, Phase, PhaseProof, Region, Side
 
@@ -125,6 +128,103 @@ def read_problems(ila, commands: list) -> list[str]:
         if len(bad) >= 3:
             break
     return bad
+
+
+TERM_WALK = True       # the term check's top-down walk (False: unroll V at every output; tests compare the two)
+WALK_BUGS = ("activations_unchecked",)      # seeded bugs of the walk (_TermWalk), for its differential test
+WALK_BUG: str | None = None
+
+
+def _substitution(arrays: dict):
+    """``e`` with every ``load(A, const i)`` of a data array ``A`` (uid -> list of data symbols)
+    replaced by ``A``'s i-th symbol, rebuilt bottom-up (memoised across calls)."""
+    from ila.ops import Op
+    from ila.simplify import Rewriter
+    from ila.walk import toposort
+    rw, memo = Rewriter(), {}
+
+    def subst(e):
+        for n in toposort([e]):
+            if n.uid in memo:
+                continue
+            if n.op is Op.LOAD and n.args[0].uid in arrays and n.args[1].op is Op.CONST:
+                memo[n.uid] = arrays[n.args[0].uid][n.args[1].payload]
+            elif n.args and not n.sort.is_mem:
+                memo[n.uid] = rw.build(n.op, n.sort, tuple(memo.get(a.uid, a) for a in n.args), n.payload)
+            else:
+                memo[n.uid] = n
+        return memo[e.uid]
+    return subst
+
+
+class _TermWalk:
+    """Matches a term built by ``numerics_term`` with ``free_apply`` (a tree of tuples ``(function,
+    arguments)`` whose leaves are expressions) against a chain of V's steps, building no term. The
+    template is ``step(0, 0, 0, 0, 0, 0, prev)`` with placeholder leaves (lane i's weight and
+    activation) and a placeholder ``prev``: a template node without placeholders must be the
+    tree's leaf itself; any other is an application, matched by a tuple of the same function (so
+    of the same sort) and arity, argument by argument. ``bug`` seeds a deliberate error
+    (:data:`WALK_BUGS`), to show that the differential test against the slow comparison catches it."""
+
+    def __init__(self, step, rw, bug: str | None = None):
+        from ila.ops import Op
+        if bug is not None and bug not in WALK_BUGS:
+            raise ValueError(f"unknown seeded bug {bug!r}; one of {WALK_BUGS}")
+        self.rw, self.norm, self.bug = rw, {}, bug
+        self.prev = symbol("tmpl.prev", BvSort(16))
+        self.w = [symbol(f"tmpl.w{i}", BvSort(16)) for i in range(BLOCK)]
+        self.x = [symbol(f"tmpl.x{i}", BvSort(16)) for i in range(BLOCK)]
+        self.tmpl = step(0, 0, 0, 0, 0, 0, self.prev, lambda o, c, ky, kx: self.w[c], lambda c, y, x: self.x[c])
+        holes = {h.uid for h in (self.prev, *self.w, *self.x)}
+        self.holes, self.ground, nodes = holes, {}, toposort([self.tmpl])
+        for n in nodes:
+            self.ground[n.uid] = n.uid not in holes and all(self.ground[a.uid] for a in n.args)
+            if not self.ground[n.uid] and n.uid not in holes and n.op is not Op.APPLY:
+                raise MappingError(f"hlscnn phase proof: the step template has a {n.op} node above a placeholder")
+        if sum(1 for n in nodes if n.uid in holes) != len(holes):
+            raise MappingError("hlscnn phase proof: the step template does not use every placeholder once")
+
+    def _match(self, t, n, bound: dict) -> bool:
+        if t.uid in self.holes:
+            bound[t.uid] = n
+            return True
+        if self.ground[t.uid]:
+            return t is n
+        if type(n) is not tuple or n[0] is not t.payload or len(n[1]) != len(t.args):
+            return False
+        for a, b in zip(t.args, n[1]):
+            if not self._match(a, b, bound):
+                return False
+        return True
+
+    def _same(self, got, ours) -> bool:
+        if got is ours:
+            return True
+        if not isinstance(got, Expr):
+            return False
+        g = self.norm.get(got.uid)
+        if g is None:
+            g = self.norm[got.uid] = self.rw.one(got)
+        return g is ours
+
+    def matches(self, tree, expect, zero) -> bool:
+        """``tree`` is step(...step(zero, leaves of the first tap)..., leaves of the last tap):
+        ``expect`` yields, from the last tap to the first, the (weights, activations) of the 8 lanes
+        (V's leaves)."""
+        node = tree
+        for ws, xs in expect:
+            bound = {}
+            if not self._match(self.tmpl, node, bound):
+                return False
+            for h, e in zip(self.w, ws):
+                if not self._same(bound[h.uid], e):
+                    return False
+            if self.bug != "activations_unchecked":
+                for h, e in zip(self.x, xs):
+                    if not self._same(bound[h.uid], e):
+                        return False
+            node = bound[self.prev.uid]
+        return self._same(node, zero)
 
 
 def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhaseProof:
@@ -276,56 +376,69 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
 
     # ------------------------------------------------------------------ checks: the term, the read-back
     def term_problems():
-        """V unrolled at every output is the declared term (syntactically, after substituting the data)."""
-        from ila.ops import Op
-        from ila.simplify import Rewriter
-        from ila.walk import toposort
+        """V unrolled at every output is the declared term. The declared term, built as a tree of
+        tuples (``numerics_term`` with ``free_apply``: the same term, no expression nodes), is
+        walked top-down, tap by tap from the last, against a template: one step of V built by
+        :func:`step` itself from placeholder leaves and a placeholder ``prev`` (so the walk checks
+        V's own definition); each leaf the walk binds must be V's leaf at that point (the data
+        substituted, both sides normalised), and the chain must end in V(0) = 0. An output where
+        the walk fails is compared the slow way (V unrolled by :func:`step` and the declared term
+        as expressions, both normalised), which reports; ``TERM_WALK = False`` compares every
+        output that way (the differential test)."""
         from mappings.hlscnn.conv2d_nchw_proof import padded_term
-        want = padded_term(x_raw, w_raw, shape, bits)             # [O, OH, OW]
-        arrays = {X.uid: data[:nx], Wt.uid: data[nx:]}
-        rw = Rewriter()
-        memo: dict = {}
+        from mappings.hlscnn.conv2d_proof import free_apply
+        rw, subst = Rewriter(), _substitution({X.uid: data[:nx], Wt.uid: data[nx:]})
 
-        def subst(e):
-            for n in toposort([e]):
-                if n.uid in memo:
-                    continue
-                if n.op is Op.LOAD and n.args[0].uid in arrays and n.args[1].op is Op.CONST:
-                    memo[n.uid] = arrays[n.args[0].uid][n.args[1].payload]
-                elif n.args and not n.sort.is_mem:
-                    memo[n.uid] = rw.build(n.op, n.sort, tuple(memo.get(a.uid, a) for a in n.args), n.payload)
-                else:
-                    memo[n.uid] = n
-            return memo[e.uid]
-        leaves: dict = {}
+        def leaf(fn, *idx):
+            """``fn``'s term at an int point, simplified with the data substituted; step's index
+            arithmetic on ints is its arithmetic on the 32-bit terms, no index here reaching 2**32."""
+            return subst(rw.one(fn(*(_c(i) for i in idx))))
+        cache: dict = {}
 
-        def leaf(fn):
-            """``fn``'s term at an int point, simplified with the data substituted (memoised: the
-            outputs share their leaves); step's index arithmetic on ints is its arithmetic on the
-            32-bit terms, no index here reaching 2**32."""
-            def at(*idx):
-                key = (fn, idx)
-                got = leaves.get(key)
-                if got is None:
-                    got = leaves[key] = subst(rw.one(fn(*(_c(i) for i in idx))))
-                return got
-            return at
-        wa, xa = leaf(w16), leaf(xpad)
+        def wa(*idx):
+            got = cache.get(("w",) + idx)
+            if got is None:
+                got = cache[("w",) + idx] = leaf(w16, *idx)
+            return got
+
+        def xa(*idx):
+            got = cache.get(("x",) + idx)
+            if got is None:
+                got = cache[("x",) + idx] = leaf(xpad, *idx)
+            return got
+        declared = []
+
+        def slow(o, oy, ox):
+            if not declared:
+                declared.append(padded_term(x_raw, w_raw, shape, bits))
+            v = z16
+            for cb in range(ncb):
+                for ky in range(K):
+                    for kx in range(K):
+                        v = step(o, oy, ox, cb, ky, kx, v, wa, xa)
+            goal = rw.one(declared[0][o, oy, ox])
+            # terms are hash-consed: the same term is the same node (normalised only to confirm a difference)
+            return v is goal or rw.one(v) is goal
+        taps = [(cb, ky, kx) for cb in range(ncb) for ky in range(K) for kx in range(K)][::-1]
+        if TERM_WALK:
+            walk, tree = _TermWalk(step, rw, WALK_BUG), padded_term(x_raw, w_raw, shape, bits, apply=free_apply)
+            # V's leaves per (filter, tap) and per (channel block, padded pixel), shared by the outputs
+            wl = {(o, t): [wa(o, cb * BLOCK + i, ky, kx) for i in range(BLOCK)]
+                  for o in range(O) for t, (cb, ky, kx) in enumerate(taps)}
+            xl = {(cb, y, x): [xa(cb * BLOCK + i, y, x) for i in range(BLOCK)]
+                  for cb in range(ncb) for y in range(Hp) for x in range(Wp)}
         bad = []
         for o in range(O):
             for oy in range(OH):
                 for ox in range(OW):
-                    v = z16
-                    for cb in range(ncb):
-                        for ky in range(K):
-                            for kx in range(K):
-                                v = step(o, oy, ox, cb, ky, kx, v, wa, xa)
-                    goal = rw.one(want[o, oy, ox])
-                    # terms are hash-consed: the same term is the same node (normalised only to confirm a difference)
-                    if v is not goal and rw.one(v) is not goal:
-                        bad.append(f"out[{o}, {oy}, {ox}]: the specification's unrolling is not the declared term")
-                        if len(bad) >= 3:
-                            return bad
+                    if TERM_WALK and walk.matches(tree[o, oy, ox], ((wl[o, t], xl[cb, oy * S + ky, ox * S + kx])
+                                                                    for t, (cb, ky, kx) in enumerate(taps)), z16):
+                        continue
+                    if slow(o, oy, ox):
+                        continue
+                    bad.append(f"out[{o}, {oy}, {ox}]: the specification's unrolling is not the declared term")
+                    if len(bad) >= 3:
+                        return bad
         return bad
 
     def readback_problems():

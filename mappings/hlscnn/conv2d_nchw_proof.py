@@ -53,7 +53,7 @@ def proof_setup(shape: dict, *, bits: int = 16, numerics: str = "uf") -> ProofSe
     M.make(bits).check_shape(shape)
     if shape["C"] != 1:                   # no link axioms relate the two: the declared numerics term instead
         return term_setup(shape, bits=bits)
-    H, W, O, K, P = shape["H"], shape["W"], shape["O"], shape["K"], shape["P"]
+    H, W, O, K = shape["H"], shape["W"], shape["O"], shape["K"]
     nx, nw = H * W, O * K * K
     data = symbolic_data(nx, 16, prefix="x") + symbolic_data(nw, bits, prefix="w")
     x_raw = np.array(data[:nx], dtype=object).reshape(1, H, W)
@@ -84,13 +84,14 @@ def proof_setup_w8(shape: dict, *, numerics: str = "uf") -> ProofSetupExt:
 
 
 # ----------------------------------------------------------------------------- declared numerics (C > 1)
-def padded_term(x_raw, w_raw, shape: dict, bits: int) -> np.ndarray:
+def padded_term(x_raw, w_raw, shape: dict, bits: int, *, apply=None) -> np.ndarray:
     """The declared numerics of hlscnn.conv2d_nchw / _w8 as terms out[O, OH, OW] over ``x_raw``
     [C, H, W] (16-bit ACT raw) and ``w_raw`` [O, C, K, K] (``bits``-bit raw): the IR's conv2d with
     P zero rows and columns around x, computed in HLSCNN's order and rounding
     (:func:`mappings.hlscnn.conv2d_proof.numerics_term`, :data:`~mappings.hlscnn.conv2d_proof.DESCRIBE`).
     The padded image and the weight layout are built here from the IR's definitions, not with the
-    mapping's host layout functions, so a layout bug there is a difference the proof sees."""
+    mapping's host layout functions, so a layout bug there is a difference the proof sees.
+    ``apply``: as for ``numerics_term`` (the term as tuples with ``conv2d_proof.free_apply``)."""
     from mappings.hlscnn.conv2d_proof import numerics_term
     x = np.asarray(x_raw, dtype=object)
     C, H, W = x.shape
@@ -105,7 +106,7 @@ def padded_term(x_raw, w_raw, shape: dict, bits: int) -> np.ndarray:
     w_ohwc = np.empty((w.shape[0], w.shape[2], w.shape[3], w.shape[1]), dtype=object)
     for o, c, ky, kx in np.ndindex(*w.shape):
         w_ohwc[o, ky, kx, c] = w[o, c, ky, kx]
-    t = numerics_term(img, w_ohwc, shape["S"], bits)                     # [OH, OW, O]
+    t = numerics_term(img, w_ohwc, shape["S"], bits, apply=apply)                   # [OH, OW, O]
     return np.moveaxis(t, 2, 0)
 
 

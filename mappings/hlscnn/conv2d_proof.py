@@ -161,7 +161,15 @@ DESCRIBE = ("conv2d in HLSCNN's order and rounding: for each output, the kernel 
             "(Psum2Act) after every tap; activations Q16.7, weights Q16.14 (or Q8.6 widened by a zero byte)")
 
 
-def numerics_term(x_raw, w_raw, stride: int, bits: int = 16) -> np.ndarray:
+def free_apply(f, *args) -> tuple:
+    """A free constructor of function applications: ``(f, args)``. :func:`numerics_term` built with
+    it gives its term as a tree of tuples, of the same shape as the expression it builds by default
+    (a FuncRef application builds an expression node of the function and its arguments, nothing
+    else), at a fraction of the cost: the phase proof's term check walks that tree."""
+    return (f, args)
+
+
+def numerics_term(x_raw, w_raw, stride: int, bits: int = 16, *, apply=None) -> np.ndarray:
     """The declared numerics of hlscnn.conv2d / conv2d_w8 (issue 26, item 4): out[OH, OW, O] as
     16-bit ACT terms over ``x_raw`` [H, W, C] (16-bit ACT raw values: ints or terms) and ``w_raw``
     [O, K, K, C] (``bits``-bit raw weights), the IR's valid conv2d computed in the accelerator's
@@ -169,7 +177,9 @@ def numerics_term(x_raw, w_raw, stride: int, bits: int = 16) -> np.ndarray:
     (:mod:`ila.models.hlscnn.numerics`) uninterpreted; their numpy bodies give its values. Unlike the
     IR's channel-major sum of exact products, the hardware rounds once per kernel tap after summing
     a block of 8 channels, so the term is not the IR's sum: its distance to the float32 operator is
-    measured (:func:`gap`), not proved."""
+    measured (:func:`gap`), not proved. ``apply(f, *args)`` applies the four datapath functions
+    (default: ``f(*args)``, the expression; :func:`free_apply`: the same term as tuples); the leaves
+    (the operands, 0) are expressions either way."""
     x = np.asarray(x_raw, dtype=object)
     w = np.asarray(w_raw, dtype=object)
     H, W, C = x.shape
@@ -196,6 +206,7 @@ def numerics_term(x_raw, w_raw, stride: int, bits: int = 16) -> np.ndarray:
 
     def xv(y, xx, c):
         return xt[y, xx, c]
+    app = apply or (lambda f, *a: f(*a))
     out = np.empty((OH, OW, O), dtype=object)
     for oy in range(OH):
         for ox in range(OW):
@@ -207,9 +218,9 @@ def numerics_term(x_raw, w_raw, stride: int, bits: int = 16) -> np.ndarray:
                             psum = z32
                             for i in range(8):
                                 c = 8 * cb + i
-                                psum = CONV_MAC(psum, wv(o, ky, kx, c), xv(oy * stride + ky, ox * stride + kx, c))
-                            p = ACT_ADD_PSUM(PSUM_TO_ACT_RND(psum), z16 if v is None else v)
-                            v = PSUM_TO_ACT_TRN(p)
+                                psum = app(CONV_MAC, psum, wv(o, ky, kx, c), xv(oy * stride + ky, ox * stride + kx, c))
+                            p = app(ACT_ADD_PSUM, app(PSUM_TO_ACT_RND, psum), z16 if v is None else v)
+                            v = app(PSUM_TO_ACT_TRN, p)
                 out[oy, ox, o] = v
     return out
 
