@@ -116,6 +116,15 @@ def test_figure7_cosimulates_bit_exact(fig7):
                           run(fig7.graph, {"x": af.dequantize(codes, bias).astype(np.float32)})[0])
 
 
+def test_cosimulation_without_the_host_pass_runs_the_same_calls(fig7):
+    rng = np.random.default_rng(3)
+    x = af.dequantize(rng.integers(0, 256, (1, 1, 32, 32)), 4).astype(np.float32)
+    a, b = cosimulate(fig7, {"x": x}), cosimulate(fig7, {"x": x}, host=False)
+    assert np.array_equal(a.outputs[0], b.outputs[0]) and len(a.reference) == 1 and b.reference == []
+    assert [(v.mapping, v.shape, repr(v.error)) for v in a.invocations] == \
+        [(v.mapping, v.shape, repr(v.error)) for v in b.invocations]        # nan: a fused chain's inner steps
+
+
 def test_unfused_cosimulation_agrees_and_chains_need_the_sole_user(fig7):
     rng = np.random.default_rng(2)
     x = af.dequantize(rng.integers(0, 256, (1, 1, 32, 32)), 5).astype(np.float32)

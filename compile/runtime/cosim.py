@@ -235,17 +235,21 @@ class CoSimulator(Interpreter):
 
 
 def cosimulate(compiled, inputs: dict[str, np.ndarray], *, fuse: bool = True, keep: dict | None = None,
-               guard: bool = True, record: bool = False, threads: int | None = None) -> CosimResult:
+               guard: bool = True, record: bool = False, threads: int | None = None,
+               host: bool = True) -> CosimResult:
     """Run ``compiled`` (:class:`compile.compiler.Compiled`) on ``inputs`` (graph input name ->
     array of its shape): host steps in numpy, calls on the ILA simulators (module docstring).
     ``fuse``: run the certified fused chains as one program each; ``keep``: filled with every
     step's value (step index -> array); ``guard``: data conditions refuse a call (it runs on the
     host); ``record``: keep every executed call's program and reads (for ``--emit``); ``threads``:
-    the host's BLAS/OpenMP threads (:func:`compile.runtime.threads.host_threads`).
+    the host's BLAS/OpenMP threads (:func:`compile.runtime.threads.host_threads`); ``host``: also
+    evaluate the source program on the host in the same pass (``CosimResult.reference``; off when
+    the caller runs the host itself, e.g. Table 4, which times the two apart: the per-invocation
+    reference of each call is computed either way).
     CompileError for missing or misshaped inputs and for a call whose certificate is about another
     subject, naming them."""
     from compile.runtime.threads import host_threads
-    sim = CoSimulator(compiled, fuse=fuse, guard=guard, record=record)
+    sim = CoSimulator(compiled, fuse=fuse, guard=guard, record=record, host=host)
     with host_threads(threads):
         sim.run(inputs)
     if keep is not None:
