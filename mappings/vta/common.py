@@ -59,6 +59,21 @@ def commands(prog) -> list[dict]:
     return driver.program_commands(prog)
 
 
+def _rows_of(entries: np.ndarray, lanes: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the accumulator rows holding ``entries``, sorted, each once; the index of each entry in
+    those rows' concatenated lanes): ``np.unique`` of the rows and the rank of each entry's row, by
+    marking the rows in a bit map when they are non-negative and not far beyond the entries' count
+    (no sort), else by ``np.unique`` and ``np.searchsorted``."""
+    r, lane = entries // lanes, entries % lanes
+    if r.size and r.min() >= 0 and r.max() < 4 * r.size + 4096:
+        mark = np.zeros(int(r.max()) + 1, dtype=bool)
+        mark[r] = True
+        rank = np.cumsum(mark) - 1
+        return np.flatnonzero(mark), rank[r] * lanes + lane
+    rows = np.unique(r)
+    return rows, np.searchsorted(rows, r) * lanes + lane
+
+
 def acc_program(prog, entries):
     """One invocation (:class:`ila.models.port.AccProgram`): the stream the driver emits for a
     generated program (:func:`commands`; for an integer program the same stream as a
@@ -70,8 +85,7 @@ def acc_program(prog, entries):
     from ila.models.port import AccProgram
     lanes = prog.cfg.lanes("acc")
     entries = np.asarray(entries, dtype=np.int64)
-    rows = np.unique(entries // lanes)
-    where = np.searchsorted(rows, entries // lanes) * lanes + entries % lanes
+    rows, where = _rows_of(entries, lanes)
 
     def readback(reads):
         if len(reads) != len(rows):

@@ -306,9 +306,41 @@ def _get(word: int, f: Field) -> int:
     return v
 
 
+_WORDS: dict = {}        # memo of encode / encode_uop: (kind, type, cfg, field values) -> word
+
+
+def _memo_key(kind: str, insn, cfg):
+    """The memo key of an instruction or micro-op whose field values (and dependency flags) are all
+    exact ints or bools (the values ``_put`` encodes as they are), else None (not memoised: another
+    type, e.g. a float equal to an int, goes through the checks). Equal keys encode equally: the
+    word is a function of the type, the configuration and the values."""
+    vals = tuple(v for k, v in insn.__dict__.items() if k != "deps")
+    deps = getattr(insn, "deps", None)
+    if deps is not None:
+        if type(deps) is not Deps:
+            return None
+        vals = vals + tuple(deps.__dict__.values())
+    for v in vals:
+        if type(v) is not int and type(v) is not bool:
+            return None
+    return (kind, type(insn), cfg, vals)
+
+
 def encode(insn: Insn, cfg: VtaConfig = DEFAULT_CONFIG) -> int:
     """Encode an instruction to its 128-bit integer. Raises VtaIsaError for an unknown opcode,
-    memory type or ALU opcode, or a field value that does not fit its bits."""
+    memory type or ALU opcode, or a field value that does not fit its bits. Memoised on the
+    instruction's type, field values and ``cfg`` (:func:`_memo_key`)."""
+    key = _memo_key("insn", insn, cfg) if isinstance(insn, (MemInsn, GemmInsn, AluInsn, FinishInsn)) else None
+    got = _WORDS.get(key) if key is not None else None
+    if got is None:
+        got = _encode(insn, cfg)
+        if key is not None:
+            _WORDS[key] = got
+    return got
+
+
+def _encode(insn: Insn, cfg: VtaConfig = DEFAULT_CONFIG) -> int:
+    """:func:`encode` without the memo."""
     if not isinstance(insn, (MemInsn, GemmInsn, AluInsn, FinishInsn)):
         raise VtaIsaError(f"not a VTA instruction: {insn!r}")
     lay = layout_of(insn.opcode, cfg)
@@ -357,6 +389,19 @@ def decode(word: int, cfg: VtaConfig = DEFAULT_CONFIG) -> Insn:
 
 
 def encode_uop(uop: Uop, cfg: VtaConfig = DEFAULT_CONFIG) -> int:
+    """Encode a micro-op to its 32-bit word (VtaIsaError for a field that does not fit); memoised
+    as :func:`encode`."""
+    key = _memo_key("uop", uop, cfg) if isinstance(uop, Uop) else None
+    got = _WORDS.get(key) if key is not None else None
+    if got is None:
+        got = _encode_uop(uop, cfg)
+        if key is not None:
+            _WORDS[key] = got
+    return got
+
+
+def _encode_uop(uop: Uop, cfg: VtaConfig = DEFAULT_CONFIG) -> int:
+    """:func:`encode_uop` without the memo."""
     word = 0
     for name, f in uop_layout(cfg).items():
         word = _put(word, f, getattr(uop, name), "VTA micro-op")
