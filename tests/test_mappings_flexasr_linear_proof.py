@@ -1,6 +1,8 @@
 """flexasr.linear proved by BMC over abstract arithmetic, over the exact MMIO stream the generator
 emits and its read-back; every link axiom holds for the numpy bodies of its functions; seeded bugs
 in each layer are refuted with replayed counterexamples."""
+import types
+
 import numpy as np
 import pytest
 
@@ -144,3 +146,50 @@ def test_refusals_name_the_bad_value(capsys, tmp_path, monkeypatch):
     assert "O multiple of 64" in capsys.readouterr().err
     assert main(["flexasr.linear", "--method", "bmc", "--shape", "1x16x64", "--timeout", "0.001"]) == 2
     assert "UNKNOWN" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- the fast instances
+def _applications(ps):
+    """The application lists the BMC hands the setup's axiom function (recorded from a proof)."""
+    from verify.symmetry import check_bmc_symmetric
+    seen, real = [], ps.axioms[0]
+    ps.axioms[0] = lambda apps: (seen.append(list(apps)), real(apps))[1]
+    assert check_bmc_symmetric(ps).kind == "proved"
+    return seen
+
+
+@pytest.mark.parametrize("pad", [False, True])
+def test_fast_instances_are_the_general_path_s_node_for_node(pad):
+    """On every application list of a whole proof (flexasr.linear, and flexasr.linear_pad with its
+    padding), the fast instances are the general path's simplified instances, the same nodes; most
+    applications take the fast path; the seeded bug (ProductSum's operands swapped) differs."""
+    from mappings.flexasr import linear_pad_proof as LPP
+    biases = LP.Biases()
+    ps = LPP.proof_setup({"T": 1, "I": 10, "O": 10}) if pad else LP.proof_setup(SMALL)
+    numerics = types.SimpleNamespace(mul=ps.funcs[0], add=ps.funcs[1])       # the setup's own functions
+    assert (numerics.mul.name, numerics.add.name) == ("flexasr_pe_mul", "flexasr_pe_add")
+    fast, slow, bad = (LP.instantiate(numerics, biases, fast=f, bug=b) for f, b in
+                       ((True, None), (False, None), (True, "product_operands_swapped")))
+    lists = _applications(ps)
+    assert lists
+    for apps in lists:
+        got, want = fast(apps), slow(apps)
+        assert want and len(got) == len(want) and all(g is w for g, w in zip(got, want))
+        assert any(g is not w for g, w in zip(bad(apps), want))
+    with pytest.raises(ValueError, match="unknown seeded bug"):
+        LP.instantiate(numerics, biases, bug="nonsense")
+
+
+def test_most_instances_take_the_fast_path(monkeypatch):
+    calls = {"quick": 0, "general": 0}
+    real = LP.link_axioms
+
+    def counting(num, biases=LP.Biases()):
+        ax = real(num, biases)
+        return {k: (lambda f: lambda *a: (calls.__setitem__("general", calls["general"] + 1), f(*a))[1])(f)
+                for k, f in ax.items()}
+    monkeypatch.setattr(LP, "link_axioms", counting)
+    ps = LP.proof_setup(SMALL)
+    lists = _applications(ps)
+    n = sum(1 for apps in lists for a in apps if a.op.name == "APPLY" and a.payload in ps.funcs)
+    assert n and calls["general"] <= n // 10, (calls, n)       # one per output: the sum's first add (of 0)

@@ -159,7 +159,22 @@ def link_axioms(num: Numerics, biases: Biases = Biases()) -> dict:
     return {"L_mul": l_mul, "L_acc": l_acc, "L_bias": l_bias}
 
 
-def instantiate(num: Numerics, biases: Biases):
+_ACC_TAG = bv_const(0, 1)       # bit 32 of an accumulator element
+INSTANCE_BUGS = ("product_operands_swapped",)     # seeded bugs of the fast instances (differential test)
+
+
+def _element(v):
+    """``('code', c)`` for ``embed(c)`` (``concat(_CODE_TOP, c)``), ``('acc', a)`` for
+    ``accumulator(a)`` (``concat(0, a)``), syntactically; else ``(None, None)``."""
+    if v.op is Op.CONCAT and len(v.args) == 2:
+        if v.args[0] is _CODE_TOP:
+            return "code", v.args[1]
+        if v.args[0] is _ACC_TAG:
+            return "acc", v.args[1]
+    return None, None
+
+
+def instantiate(num: Numerics, biases: Biases, *, fast: bool = True, bug: str | None = None):
     """The axiom function of the ProofSetup: given the applications that occur (in topological
     order), ground instances of the link axioms: L_mul at every IR mul, L_bias at every IR add whose
     second argument is a code, L_acc at the other IR adds. Each is instantiated at the application's
@@ -169,9 +184,35 @@ def instantiate(num: Numerics, biases: Biases):
     an expression over FlexASR's functions. (Instantiating a valid formula at any ground terms is
     sound; the choice of terms only decides whether the solver finds the proof quickly: the sums
     become bit-vector sums over the same ProductSum terms on both sides, which z3's rewriter puts
-    into one normal form.)"""
+    into one normal form.)
+
+    ``fast``: where the arguments are syntactically ``embed(c)`` / ``accumulator(a)`` (every
+    application of the applications' sums), the instance is built from ``c`` / ``a`` directly: the
+    link axiom's right-hand side with its ``extract``\ s already resolved and without the guard,
+    which folds to true there; the same term the general path gives after simplification (checked
+    node for node by ``tests/test_linear_proof.py`` on whole proofs). ``bug``: one of
+    :data:`INSTANCE_BUGS`, to show that check catches a wrong fast instance."""
+    from ila.models.flexasr.funcs import FIXED2ADAPTFLOAT, PE_CORE_ACCUM2ACT, PRODUCT_SUM
     from ila.simplify import Rewriter
+    if bug is not None and bug not in INSTANCE_BUGS:
+        raise ValueError(f"unknown seeded bug {bug!r}; one of {INSTANCE_BUGS}")
     ax = link_axioms(num, biases)
+    regs = [bv_const(v, 3) for v in (biases.w, biases.x, biases.b)]
+    one, out_reg = bv_const(1, 1), bv_const(biases.out, 3)
+
+    def quick(rw, n, args):
+        """The simplified instance at ``args`` from their parts, or None (not of the known forms)."""
+        (ka, a), (kb, b) = _element(args[0]), _element(args[1])
+        if n.payload is num.mul:
+            if ka != "code" or kb != "code":
+                return None
+            prod = PRODUCT_SUM(a, b) if bug == "product_operands_swapped" else PRODUCT_SUM(b, a)
+            return rw.one(num.mul(*args).eq(accumulator(prod)))
+        if ka == "acc" and kb == "acc":
+            return rw.one(num.add(*args).eq(accumulator(a + b)))
+        if ka == "acc" and kb == "code":
+            return rw.one(num.add(*args).eq(embed(FIXED2ADAPTFLOAT(PE_CORE_ACCUM2ACT(a, b, *regs, one), out_reg))))
+        return None
 
     def axioms(apps):
         rw, out, value = Rewriter(), [], {}
@@ -179,11 +220,13 @@ def instantiate(num: Numerics, biases: Biases):
             if n.payload is not num.mul and n.payload is not num.add:
                 continue
             args = [value.get(a.uid, a) for a in n.args]
-            if n.payload is num.mul:
-                name = "L_mul"
-            else:
-                name = "L_bias" if rw.one(is_code(args[1])) is TRUE else "L_acc"
-            inst = rw.one(ax[name](*args))
+            inst = quick(rw, n, args) if fast else None
+            if inst is None:
+                if n.payload is num.mul:
+                    name = "L_mul"
+                else:
+                    name = "L_bias" if rw.one(is_code(args[1])) is TRUE else "L_acc"
+                inst = rw.one(ax[name](*args))
             out.append(inst)
             if inst.op is Op.EQ and inst.args[0].op is Op.APPLY and inst.args[0].payload is n.payload:
                 value[n.uid] = inst.args[1]
