@@ -74,7 +74,7 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
                               ("bmc", "16x64x4", "uf", False), ("bmc", "16x3984x4", "uf", False)],
     "flexasr.meanpool_chain": [("bmc", "32x64x2", "uf", True), ("bmc", "16x64x3", "uf", True),
                                ("bmc", "16x64x4", "uf", False)],
-    "flexasr.linear": [("bmc", "1x16x64", "uf", True), ("bmc", "2x32x64", "uf", False),
+    "flexasr.linear": [("bmc", "1x16x64", "uf", True), ("chc", "2x16x64", "uf", True), ("bmc", "2x32x64", "uf", False),
                        ("bmc", "16x64x64", "uf", False),
                        # the smallest of the applications' shapes (efficientnet_b0), split per output tile
                        ("bmc", "1x48x1152", "uf", False)],
@@ -112,23 +112,29 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
 # at that shape).
 # hlscnn.conv2d_nchw / _w8: the phase proof of the convolution loop nest (mappings.hlscnn.conv2d_nchw_chc,
 # one tracked output, one case per filter lane) at every shape: 32x32x16x16x3x1x1 (ResNet-20) in 91 s alone.
+# flexasr.linear / _pad: the timestep induction (mappings.flexasr.linear_chc, verify.induction): one
+# symbolic timestep, so I x O multiply-adds whatever T (16x160x960: 155 s beside a campaign; the
+# per-output BMC above needs T x I x O and stops at about 1,000,000)
 APPLICATION_METHOD = {"vta.dense": ("chc", "exact"), "vta.dense_bias": ("chc", "exact"),
                       "hlscnn.conv2d_nchw": ("chc", "uf"),
                       "hlscnn.conv2d_nchw_w8": ("chc", "uf"),
-                      "flexasr.linear_pad": ("bmc-sym", "uf"), "flexasr.linear": ("bmc-sym", "uf")}
+                      "flexasr.linear_pad": ("chc", "uf"), "flexasr.linear": ("chc", "uf")}
 # the size measure of --application-limit (default: the product of the shape's sizes) and a cap of
 # each mapping's own: hlscnn.conv2d_nchw's phase proof grows with its data (lemmas, term check) and
 # outputs x taps (term check), so H*W*C*O*K*K orders its shapes (P = 0 makes the plain product 0)
-# flexasr.linear_pad's BMC runs flexasr.linear at the padded shape T x Ip x Op; at about 1-3 ms per padded
-# multiply-add, both mappings up to 1,000,000 (up to about 40 min each: LSTM-WLM's 1x650x1300, 68 offloads).
-# Beyond it the compiler-IR side stops: its nn.dense loop takes one child step per multiply-add and symbolic
-# execution bounds a command's child loop at 1,000,000 steps (the Transformer's 20x256x256: Unknown)
+# flexasr.linear / _pad: the induction executes one timestep at the padded Ip x Op and checks T x (Ip + Op)
+# cells (the stream's x, the read-back)
 APPLICATION_SIZE = {"hlscnn.conv2d_nchw": lambda s: s["H"] * s["W"] * s["C"] * s["O"] * s["K"] * s["K"],
                     "hlscnn.conv2d_nchw_w8": lambda s: s["H"] * s["W"] * s["C"] * s["O"] * s["K"] * s["K"],
-                    "flexasr.linear_pad": lambda s: s["T"] * -(-s["I"] // 16) * 16 * -(-s["O"] // 64) * 64}
+                    "flexasr.linear_pad": lambda s: _linear_size(s), "flexasr.linear": lambda s: _linear_size(s)}
 # vta.dense_bias: the six applications' classifiers are at most 1x1280x10 (12,800); the zoo models' larger
 # shapes each cost vta.dense's composite proof again (1-6 min), so up to 20,000 here
-APPLICATION_CAP = {"flexasr.linear_pad": 1_000_000, "flexasr.linear": 1_000_000, "vta.dense_bias": 20_000}
+APPLICATION_CAP = {"vta.dense_bias": 20_000}
+
+
+def _linear_size(s: dict) -> int:
+    ip, op = -(-s["I"] // 16) * 16, -(-s["O"] // 64) * 64
+    return ip * op + s["T"] * (ip + op)
 
 
 def _size(m, text: str) -> int:
@@ -182,7 +188,10 @@ MUTATION_ALSO = {"hlscnn.conv2d_nchw": "3x3x9x2x2x1x1", "hlscnn.conv2d_nchw_w8":
 MUTATION_CHECKS.update({(n, "weight_channels_reversed"): ("bmc", s) for n, s in MUTATION_ALSO.items()})
 # seeded bugs also checked by the CHC (phase) proof: hlscnn.conv2d_nchw's loop-nest proof at a small
 # shape with padding, two channel blocks and 3 x 3 outputs (every host-layout, driver and read-back bug shows)
-MUTATION_CHC = {"hlscnn.conv2d_nchw": "2x2x9x2x2x1x1"}
+MUTATION_CHC = {"hlscnn.conv2d_nchw": "2x2x9x2x2x1x1",
+                # the timestep induction: every seeded bug fails one of its lemmas (then BMC at the
+                # small shapes of mappings.flexasr.linear_chc finds the counterexample)
+                "flexasr.linear": "2x16x64", "flexasr.linear_pad": "2x20x70"}
 
 # proofs too big for one task, split per output tile into pieces (verify.bmc.piece), each a task of
 # the campaign; the pieces' verdicts are assembled into one (verify.bmc.assemble) and recorded in

@@ -21,6 +21,11 @@ Proof (``--method bmc``): :mod:`mappings.flexasr.linear_proof` proves the IR fra
 FlexASR's PE numerics with the multiply, RunBias and output conversion uninterpreted, equal to the
 accelerator fragment for all data (per shape, per exponent-bias registers).
 
+Proof (``--method chc``): :mod:`mappings.flexasr.linear_chc`, an induction over the T timesteps of
+the GB control loop from one symbolic timestep (``verify.induction``), so its cost is one
+timestep's; the emitted stream, the declared map and the read-back as in the BMC proof, the outputs
+against the declared numerics term (the dense layer in the PEs' order and rounding).
+
 Numerics: the reference is float32 on the original inputs (paper §4.4.1), so the error is the
 AdaptivFloat quantisation of x, w, b, y plus the PEs' fixed-point accumulation. Tolerance: see
 :data:`TOLERANCE`.
@@ -127,7 +132,8 @@ MAPPING = Mapping(
     data_conditions=(F.AF_RANGE,),
     tolerance=TOLERANCE,
     mutations="verify.mutations.flexasr_linear:mutations",
-    proof=Proof("mappings.flexasr.linear_proof:proof_setup", {"T": 1, "I": 16, "O": 64}),
+    proof=Proof("mappings.flexasr.linear_proof:proof_setup", {"T": 1, "I": 16, "O": 64},
+                chc_spec="mappings.flexasr.linear_chc:chc_spec"),
     random_inputs=random_inputs,
     reference=reference,
     shape_strategy=shape_strategy,

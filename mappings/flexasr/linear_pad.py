@@ -25,6 +25,8 @@ abstract arithmetic, with the accelerator side at the padded shape on codes plac
 mapping's own host padding (:func:`pad_operands`) and read back through its cut (:func:`cut`),
 against the unpadded IR fragment; the padding's products are ``ProductSum`` of the zero code with
 the zero code, whose value (0) is an axiom evaluated from the function's own body.
+``--method chc`` (:func:`mappings.flexasr.linear_chc.pad_chc_spec`): flexasr.linear's timestep
+induction on the same padded stream, the padded lanes' input cells holding the pad code.
 
 Numerics: as flexasr.linear (AdaptivFloat quantisation of x, w, b, y; fixed-point accumulation in
 the PEs); float32 reference on the original inputs. Data condition: flexasr.linear's AdaptivFloat
@@ -148,7 +150,8 @@ MAPPING = Mapping(
     edge_inputs=edge_inputs,
     ir_fragment=L.ir_fragment,
     mutations="verify.mutations.flexasr_linear_pad:mutations",
-    proof=Proof("mappings.flexasr.linear_pad_proof:proof_setup", {"T": 1, "I": 10, "O": 10}),
+    proof=Proof("mappings.flexasr.linear_pad_proof:proof_setup", {"T": 1, "I": 10, "O": 10},
+                chc_spec="mappings.flexasr.linear_chc:pad_chc_spec"),
     match_shape=L.match_shape,
     bind_operands=L.bind_operands,
     program=program,

@@ -188,7 +188,7 @@ def instantiate(num: Numerics, biases: Biases, *, fast: bool = True, bug: str | 
 
     ``fast``: where the arguments are syntactically ``embed(c)`` / ``accumulator(a)`` (every
     application of the applications' sums), the instance is built from ``c`` / ``a`` directly: the
-    link axiom's right-hand side with its ``extract``\ s already resolved and without the guard,
+    link axiom's right-hand side with its ``extract`` terms already resolved and without the guard,
     which folds to true there; the same term the general path gives after simplification (checked
     node for node by ``tests/test_linear_proof.py`` on whole proofs). ``bug``: one of
     :data:`INSTANCE_BUGS`, to show that check catches a wrong fast instance."""

@@ -32,6 +32,8 @@ import json
 import numpy as np
 
 from ila import generic
+from ila.expr import Expr, bv_const, concat, extract
+from ila.simplify import Rewriter
 from ila.commands import CommandTable
 from ila.errors import D2AError
 from ila.models.flexasr import constants as C
@@ -84,7 +86,13 @@ def _codes(x):
 
 
 def word_digits(word) -> list:
-    """The 32 hex digits (4-bit values) of a 128-bit word, most significant first."""
+    """The 32 hex digits (4-bit values) of a 128-bit word, most significant first. For a term, the
+    digits are ``generic.field``'s (each extract simplified), by one simplifier whose memo the 32
+    extracts share (the word is simplified once, not 32 times; node for node the same terms:
+    ``tests/test_flexasr_isa_symbolic.py``)."""
+    if isinstance(word, Expr):
+        rw = Rewriter()
+        return [rw.one(extract(word, 127 - 4 * j, 124 - 4 * j)) for j in range(32)]
     return [generic.field(word, 124 - 4 * j, 4) for j in range(32)]
 
 
@@ -136,8 +144,22 @@ def data_digits(e: dict, k: int = 0) -> list:
 
 def word_bytes(digits: list) -> list:
     """The 16 data bytes of a word's 32 hex digits: byte k is digits [30-2k] (high nibble) and
-    [31-2k] (low nibble)."""
-    return [generic.join([(digits[30 - 2 * k], 4), (digits[31 - 2 * k], 4)]) for k in range(16)]
+    [31-2k] (low nibble). With term digits, ``generic.join``'s bytes by one shared simplifier (as
+    :func:`word_digits`)."""
+    if not generic.is_symbolic(*digits):
+        return [generic.join([(digits[30 - 2 * k], 4), (digits[31 - 2 * k], 4)]) for k in range(16)]
+    rw = Rewriter()
+
+    def nibble(d):
+        if isinstance(d, Expr):
+            return d if d.sort.width == 4 else generic.const(d, 4)
+        return bv_const(generic.const(d, 4), 4)
+
+    def byte(hi, lo):
+        if not generic.is_symbolic(hi, lo):
+            return (generic.const(hi, 4) << 4) | generic.const(lo, 4)
+        return rw.one(concat(nibble(hi), nibble(lo)))
+    return [byte(digits[30 - 2 * k], digits[31 - 2 * k]) for k in range(16)]
 
 
 def _tensor(lib: dict, name: str) -> np.ndarray:
