@@ -125,13 +125,14 @@ def test_application_shapes_come_from_the_call_certificates(tmp_path):
     assert ("chc", "4x32x16", "exact") in dense and ("chc", "64x576x64", "exact") in dense
     assert len(dense) == len(set(dense))
     plain, _ = proofs.tasks(True, False, 900.0, str(path))
-    assert len(todo) == len(plain) + 2
+    # vta.dense at its two shapes, flexasr.linear's timestep induction at 1x16x64 (the plan has it by BMC)
+    assert len(todo) == len(plain) + 3
 
 
-def test_flexasr_linear_application_shapes_get_bmc_with_symmetry_reduction(tmp_path):
-    """flexasr.linear and linear_pad are proved at their application shapes by BMC with symmetry
-    reduction (verify.symmetry, recorded as bmc), keyed by that checker's digest; a shape the plan
-    already proves by plain BMC is not planned twice."""
+def test_flexasr_linear_application_shapes_get_the_timestep_induction(tmp_path):
+    """flexasr.linear and linear_pad are proved at every application shape by the timestep
+    induction (chc, mappings.flexasr.linear_chc), keyed by that method's digest, also beyond the
+    per-output BMC's reach (LSTM-WLM's 35x650x1300); a shape the plan proves by BMC gets both."""
     from mappings.registry import get
     from verify.ledger import digest
     path = tmp_path / "ledger.json"
@@ -139,13 +140,17 @@ def test_flexasr_linear_application_shapes_get_bmc_with_symmetry_reduction(tmp_p
         return {"mapping": name, "method": "call", "scope": scope, "digest": "0" * 16, "checker": "compile.certify",
                 "result": "passed", "seconds": 1.0, "covers": [], "date": "2026-11-26 00:00:00"}
     path.write_text(json.dumps([entry("flexasr.linear", s) for s in ("1x16x64", "1x672x192")]
-                               + [entry("flexasr.linear_pad", "1x1280x10")]))
+                               + [entry("flexasr.linear_pad", s) for s in ("1x1280x10", "35x650x1300")]))
     todo, _ = proofs.tasks(True, False, 900.0, str(path), app_shapes=True)
-    got = {(t.args[0], t.args[2]): (t.args[1], t.key) for t in todo if t.fn is proofs.prove_task
-           and t.args[0].startswith("flexasr.linear")}
-    assert got[("flexasr.linear", "1x672x192")][0] == got[("flexasr.linear_pad", "1x1280x10")][0] == "bmc-sym"
-    assert got[("flexasr.linear", "1x16x64")][0] == "bmc"
-    assert digest(get("flexasr.linear"), "bmc", "verify.symmetry") in got[("flexasr.linear", "1x672x192")][1]
+    got = {}
+    for t in todo:
+        if t.fn is proofs.prove_task and t.args[0].startswith("flexasr.linear"):
+            got.setdefault((t.args[0], t.args[2]), []).append((t.args[1], t.key))
+    for k in (("flexasr.linear", "1x672x192"), ("flexasr.linear_pad", "1x1280x10"), ("flexasr.linear_pad", "35x650x1300")):
+        assert [m for m, _ in got[k]] == ["chc"], k
+    assert sorted(m for m, _ in got[("flexasr.linear", "1x16x64")]) == ["bmc", "chc"]
+    assert digest(get("flexasr.linear"), "chc") in got[("flexasr.linear", "1x672x192")][0][1]
+    assert proofs.application_shapes("flexasr.linear_pad", str(path), 100_000) == ["1x1280x10"]   # by Ip Op + T (Ip + Op)
 
 
 def test_conv2d_nchw_application_shapes_get_the_phase_proof(tmp_path):
