@@ -51,7 +51,7 @@ def _induction(ps, shape: dict, at: dict, biases, x, w, b, in_values, *, cut=Non
     from ila.models.flexasr.funcs import FIXED2ADAPTFLOAT, PE_CORE_ACCUM2ACT, PRODUCT_SUM
     from ila.models.flexasr.gb_control import NEXT, SEND
     from mappings.flexasr import linear as L
-    from verify.induction import LoopInduction
+    from mappings.induction import LoopInduction
     T, I, O = shape["T"], shape["I"], shape["O"]
     ref = L.refinement(at)
     regs = [bv_const(v, 3) for v in (biases.w, biases.x, biases.b)]
@@ -120,7 +120,7 @@ def pad_induction(shape: dict, *, biases=None):
 def _spec(name: str, mapping, shape: dict | None, numerics: str, build, extra: str = "", cex=CEX_SHAPES):
     from mappings.phases import Composite
     from mappings.flexasr.linear_proof import NUMERICS
-    from verify.induction import checks
+    from mappings.induction import composite_checks
     if shape is None:
         raise MappingError(f"{name}: the all-sizes proof is not available; give a shape (the induction is over "
                            f"the timesteps T at one I x O)")
@@ -128,7 +128,7 @@ def _spec(name: str, mapping, shape: dict | None, numerics: str, build, extra: s
         raise MappingError(f"{name}: numerics {numerics!r} is not available for proofs: ProductSum, RunBias and "
                            f"Fixed2Adaptfloat have no bit-precise expression (use 'uf')")
     mapping.check_shape(shape)
-    return Composite(scope=format_shape(shape), pieces={}, checks=checks(lambda: build(shape), shape["T"]), covers=COVERS, numerics="uf",
+    return Composite(scope=format_shape(shape), pieces={}, checks=composite_checks(lambda: build(shape), shape["T"]), covers=COVERS, numerics="uf",
                      notes=[f"induction over the {shape['T']} timesteps of GB control's loop from one symbolic "
                             f"timestep (verify.induction), against the declared numerics term: {NUMERICS}{extra}"],
                      cex_shapes=tuple(cex))
