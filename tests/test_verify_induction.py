@@ -84,6 +84,28 @@ def _run_all(ind):
     return out
 
 
+def _with_commands(ind, edit):
+    import dataclasses
+    ind.side = dataclasses.replace(ind.side, commands=edit(list(ind.side.commands)))
+    return ind
+
+
+def test_a_wait_before_the_loop_would_hang_and_is_refused():
+    ind = _with_commands(LC.induction({"T": 2, "I": 16, "O": 64}), lambda c: [{"wait_irq": True}] + c)
+    assert any("would hang" in b for b in _run_all(ind))
+
+
+def test_a_read_before_the_loop_shifts_the_read_back_and_is_refused():
+    """The driver's read-back takes every read of the stream: a read emitted before the start
+    (of the same address as the first result read) shifts every result, so the read-back lemma fails."""
+    ind = LC.induction({"T": 2, "I": 16, "O": 64})
+    port = ind.side.port
+    first_read = next(c for c in ind.side.commands if not c.get("wait_irq") and port.is_read(c))
+    assert port.is_read(ind.side.commands[-1])           # the stream ends with its result reads
+    ind = _with_commands(ind, lambda c: [dict(first_read)] + c[:-1])
+    assert any("read-back" in b for b in _run_all(ind)), _run_all(ind)
+
+
 def test_compare_first_only_checker_bug_misses_a_wrong_term():
     """A declared term wrong at output 1 only: the lemma reports it; the seeded checker bug that
     compares output 0 alone does not."""

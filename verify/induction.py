@@ -248,7 +248,6 @@ class _Run:
         self.ila = ind.side.ila
         self.mach = _Machine(self.ila)
         self.mem = ind.side.memory
-        self.cmds = [c for c in ind.side.commands if not c.get("wait_irq")]
         self.scratch = sorted({s.name for c in self.mach.children for i in c.instrs for s in i.updates
                                if s.sort.is_mem and s.name != self.mem})
         self.scalars = [v.name for v in self.ila.all_states() if not v.sort.is_mem]
@@ -257,19 +256,36 @@ class _Run:
 
     # the stream up to the first iteration
     def prefix(self):
+        """(index of the loop's command among the commands that are not waits, its inputs, the
+        tracked memory after its top-level step, the state at the first iteration's start). The
+        commands before it must decode, start no child loop, and find the interrupt raised at every
+        driver wait; their reads are kept (``self.reads``: the driver's read-back takes every read
+        of the stream, in order)."""
         if self._prefix is not None:
             return self._prefix
         from verify.fragments import reset_state
         from ila.unroll import initial_state
         state = initial_state(self.ila, {**reset_state(self.ila), **self.side.init}, "ind.")
-        for n, cmd in enumerate(self.cmds):
+        port, n = self.side.port, -1
+        self.reads = []
+        for cmd in self.side.commands:
+            if cmd.get("wait_irq"):
+                if port is not None and port.irq and _const(Rewriter().one(state[port.irq])) != 1:
+                    raise _Violation(f"the driver waits for an interrupt before command {n + 1} (before the loop), "
+                                     f"but {port.irq} is {state[port.irq].short()}: it would hang")
+                continue
+            n += 1
             inputs = self.mach.inputs(cmd, n)
             top = self.mach.fire([self.ila], state, inputs, f"command {n}")
             if top is None:
                 raise _Violation(f"command {n}: no instruction decodes {dict(cmd)!r}")
             state = self.mach.step(top, state, inputs)
             if self.mach.fire(self.mach.children, state, inputs, f"command {n}") is None:
+                if port is not None and port.is_read(cmd):
+                    self.reads.append(port.read_data(state))
                 continue
+            if port is not None and port.is_read(cmd):
+                raise _Violation(f"command {n} both reads the port and starts the loop")
             before = state[self.mem]
             start, at_cut = self.mach.run_children(state, inputs, f"command {n}", until=self.ind.cut)
             if not at_cut:
@@ -453,7 +469,7 @@ def exit_lemma(run: _Run) -> list[str]:
     bad = []
     if state[run.mem] is not Gfin:
         bad.append(f"the loop's exit (after the last iteration) writes {run.mem}")
-    reads, k = [], n + 1
+    reads, k = list(run.reads), n + 1
     port = run.side.port
     irq_ok = True
     rest = run.side.commands
