@@ -521,7 +521,11 @@ def main(argv=None) -> int:
           "input channel and against its declared numerics term for several (HLSCNN rounds once per kernel tap "
           "after summing an 8-channel block, so no sound per-product axioms exist for C > 1; see "
           "mappings/hlscnn/conv2d_proof.py); its chc rows are the phase proof of the convolution loop nest "
-          "(mappings/hlscnn/conv2d_nchw_chc.py, one tracked output per filter lane). flexasr.meanpool's IR average is linked to the "
+          "(mappings/hlscnn/conv2d_nchw_chc.py, one tracked output per filter lane). flexasr.linear(_pad)'s chc rows "
+          "are the induction over the GB control loop's timesteps from one symbolic timestep (verify/induction.py, "
+          "mappings/flexasr/linear_chc.py), against the declared numerics term (the dense layer in the PEs' "
+          "32-bit accumulation with one rounding); their bmc rows prove the IR fragment in the PE numerics. "
+          "flexasr.meanpool's IR average is linked to the "
           "unit's GBAdpfloat_mean by a stated abstraction (the IR averages in float32). The CHC rows of "
           "flexasr.maxpool at every size are in table3.md.", ""]
     out = pathlib.Path(args.out)
