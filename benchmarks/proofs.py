@@ -347,16 +347,37 @@ def estimates(records: list) -> dict:
     return out
 
 
-def submission_order(todo: list, first: list, est: dict | None = None) -> list:
+def submission_order(todo: list, first: list, est: dict | None = None, prefer: set | None = None) -> list:
     """The tasks with those of the mappings ``first`` (in that order) ahead of the others; within
     a group, with duration estimates ``est`` (:func:`estimates`), longest first and tasks without
     an estimate before all (the longest-processing-time rule: a long task started last would
-    leave the other workers idle), else in their own order (a task key is ``kind/mapping/...``)."""
+    leave the other workers idle), else in their own order (a task key is ``kind/mapping/...``).
+    ``prefer``: (mapping, shape) pairs whose proofs go before everything else (e.g. the offloads a
+    table waits for), in the same order among themselves."""
     rank = {n: k for k, n in enumerate(first)}
+    prefer = prefer or set()
+
+    def preferred(t) -> int:
+        return 0 if t.fn is prove_task and (t.args[0], t.args[2]) in prefer else 1
     if est is None:
-        return sorted(todo, key=lambda t: rank.get(t.key.split("/")[1], len(first)))
-    return sorted(todo, key=lambda t: (rank.get(t.key.split("/")[1], len(first)),
+        return sorted(todo, key=lambda t: (preferred(t), rank.get(t.key.split("/")[1], len(first))))
+    return sorted(todo, key=lambda t: (preferred(t), rank.get(t.key.split("/")[1], len(first)),
                                        -est.get(stable_key(t.key), float("inf"))))
+
+
+def read_pairs(path: str) -> set:
+    """(mapping, shape) pairs from a text file: one per line, ``NAME SHAPE`` or ``NAME at SHAPE``
+    (as ``python -m compile MODEL --explain`` prints its refused offloads); CampaignError naming
+    the line for anything else."""
+    out = set()
+    for k, line in enumerate(pathlib.Path(path).read_text().splitlines(), 1):
+        words = [w for w in line.split() if w != "at"]
+        if not words:
+            continue
+        if len(words) != 2 or words[0] not in names():
+            raise campaign.CampaignError(f"{path}, line {k}: {line!r} is not 'MAPPING SHAPE' with a registered mapping")
+        out.add((words[0], words[1]))
+    return out
 
 
 def makespan(seconds: list, workers: int) -> float:
@@ -390,6 +411,9 @@ def main(argv=None) -> int:
     ap.add_argument("--first", default="", metavar="NAMES",
                     help="comma-separated mapping names whose tasks are submitted first (e.g. the ones a table waits "
                          "for); the report's order is unchanged")
+    ap.add_argument("--prefer", default=None, metavar="FILE",
+                    help="a file of 'MAPPING SHAPE' lines (or 'MAPPING at SHAPE', as python -m compile --explain "
+                         "prints them) whose proofs are submitted before all others")
     campaign.add_arguments(ap)
     args = ap.parse_args(argv)
     ledger_file = pathlib.Path(args.out).resolve().parent / "ledger.json"   # beside the report: paper_results/
@@ -403,6 +427,10 @@ def main(argv=None) -> int:
             from ila.cli import check_names
             check_names("--first", first, names(), what="mapping")
         check_int("--application-limit", args.application_limit, 1)
+        try:
+            prefer = read_pairs(args.prefer) if args.prefer else set()
+        except OSError as exc:
+            raise campaign.CampaignError(f"--prefer {args.prefer}: cannot read it ({exc.strerror})") from None
         output_file(args.out, "--out")
         output_file(ledger_file, "the ledger beside --out")
         load(str(ledger_file))
@@ -429,7 +457,7 @@ def main(argv=None) -> int:
             done_before = {r["key"] for r in before if r.get("ok")}
             ran = sum(t.key not in done_before for t in todo)
             t0 = time.perf_counter()
-            recs = campaign.run_from_args(args, submission_order(todo, first, est), results, desc="proofs")
+            recs = campaign.run_from_args(args, submission_order(todo, first, est, prefer), results, desc="proofs")
             wall = time.perf_counter() - t0
     except campaign.CampaignError as exc:
         return report(exc)
@@ -478,7 +506,8 @@ def main(argv=None) -> int:
         (" --application-shapes" if args.application_shapes else "") + \
         (f" --application-limit {args.application_limit}" if args.application_limit else "") + \
         (f" --timeout {args.timeout:g}" if args.timeout != 900.0 else "") + (" --no-mutations" if args.no_mutations else "") + \
-        (" --same-process" if args.same_process else "") + (f" --first {args.first}" if args.first else "")
+        (" --same-process" if args.same_process else "") + (f" --first {args.first}" if args.first else "") + \
+        (f" --prefer {args.prefer}" if args.prefer else "")
     L = ["# Formal proofs of the mappings (BMC and CHC), recorded in the ledger", "",
          f"Measured by `{cmd}` on {platform.node() or 'this machine'} ({platform.machine()}, 2 cores; a Dask campaign, "
          f"{'scheduler ' + args.scheduler if args.scheduler else f'{args.workers} worker processes'}; "

@@ -187,6 +187,26 @@ def test_first_mappings_are_submitted_first_and_the_rest_keep_their_order():
     assert submission_order(tasks, []) == tasks
 
 
+def test_preferred_shapes_go_before_everything(tmp_path):
+    """--prefer: the proofs of the listed (mapping, shape) pairs first (as compile --explain prints
+    them), then the --first groups; a line that names no registered mapping is refused."""
+    from benchmarks import campaign
+    from benchmarks.proofs import prove_task, read_pairs, submission_order
+    f = tmp_path / "p.txt"
+    f.write_text("flexasr.linear at 4x16x64\n\nflexasr.linear_pad 1x10x10\n")
+    prefer = read_pairs(str(f))
+    assert prefer == {("flexasr.linear", "4x16x64"), ("flexasr.linear_pad", "1x10x10")}
+    tasks = [campaign.Task("proof/vta.add/bmc/32", prove_task, ("vta.add", "bmc", "32")),
+             campaign.Task("proof/flexasr.linear/chc/2x16x64", prove_task, ("flexasr.linear", "chc", "2x16x64")),
+             campaign.Task("proof/flexasr.linear/chc/4x16x64", prove_task, ("flexasr.linear", "chc", "4x16x64")),
+             campaign.Task("mutation/flexasr.linear_pad/1x10x10", print, ("flexasr.linear_pad", "1x10x10", "x"))]
+    got = [t.key for t in submission_order(tasks, ["vta.add"], {}, prefer)]
+    assert got[0] == "proof/flexasr.linear/chc/4x16x64" and got[1] == "proof/vta.add/bmc/32"
+    f.write_text("flexasr.nope 1x2x3\n")
+    with pytest.raises(campaign.CampaignError, match="line 1"):
+        read_pairs(str(f))
+
+
 def test_with_estimates_the_longest_tasks_go_first_and_unknown_ones_before_all():
     """Longest-processing-time order from an earlier campaign's times, matched across source edits
     (the key's digest left out); a task never timed goes first; --first still ranks groups."""
