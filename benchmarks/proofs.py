@@ -357,8 +357,8 @@ def submission_order(todo: list, first: list, est: dict | None = None, prefer: s
     rank = {n: k for k, n in enumerate(first)}
     prefer = prefer or set()
 
-    def preferred(t) -> int:
-        return 0 if t.fn is prove_task and (t.args[0], t.args[2]) in prefer else 1
+    def preferred(t) -> int:      # by name: run as __main__, the tasks hold the importable module's function
+        return 0 if t.fn.__name__ == "prove_task" and (t.args[0], t.args[2]) in prefer else 1
     if est is None:
         return sorted(todo, key=lambda t: (preferred(t), rank.get(t.key.split("/")[1], len(first))))
     return sorted(todo, key=lambda t: (preferred(t), rank.get(t.key.split("/")[1], len(first)),
