@@ -365,6 +365,28 @@ def submission_order(todo: list, first: list, est: dict | None = None, prefer: s
                                        -est.get(stable_key(t.key), float("inf"))))
 
 
+def planned_for(pairs: set, todo: list, timeout: float, ledger_file: str, fresh: bool = True) -> list:
+    """Proof tasks (:data:`APPLICATION_METHOD`) for the ``pairs`` of mappings it lists whose shape no
+    task of ``todo`` proves (e.g. an application's offload above the size caps, named by
+    ``--prefer``); shapes the mapping refuses are left out."""
+    have = {(t.args[0], t.args[2]) for t in todo if t.fn.__name__ == "prove_task"}
+    out = []
+    for name, scope in sorted(pairs - have):
+        how = APPLICATION_METHOD.get(name)
+        if how is None:
+            continue
+        m = get(name)
+        try:
+            m.check_shape(m.parse_shape(scope))
+        except Exception:                   # noqa: BLE001 (a shape the mapping refuses: no proof to plan)
+            continue
+        method, numerics = how(scope) if callable(how) else how
+        key = (f"proof/{name}/{method}/{scope}/{numerics}/{timeout:g}/{_digest(m, method)}/"
+               f"{campaign.repo_relative(ledger_file)}")
+        out.append(campaign.Task(key, prove_task, (name, method, scope, numerics, timeout, ledger_file), fresh=fresh))
+    return out
+
+
 def read_pairs(path: str) -> set:
     """(mapping, shape) pairs from a text file: one per line, ``NAME SHAPE`` or ``NAME at SHAPE``
     (as ``python -m compile MODEL --explain`` prints its refused offloads); CampaignError naming
@@ -443,6 +465,9 @@ def main(argv=None) -> int:
                                                                     str(ledger_file), args.application_shapes,
                                                                     args.application_limit,
                                                                     fresh=not args.same_process)
+    if args.application_shapes:              # preferred pairs beyond the size caps are planned too
+        todo += importlib.import_module("benchmarks.proofs").planned_for(prefer, todo, args.timeout, str(ledger_file),
+                                                                         fresh=not args.same_process)
     try:
         # beside the report too (paper_results/campaigns/proofs.jsonl, committed): a rerun on another
         # machine or in another session redoes only proofs whose sources changed

@@ -212,6 +212,21 @@ def test_preferred_shapes_go_before_everything(tmp_path):
         read_pairs(str(f))
 
 
+def test_preferred_shapes_beyond_the_caps_are_planned(tmp_path):
+    """--prefer with --application-shapes: a listed offload above the size caps gets its
+    APPLICATION_METHOD proof; one already planned, one the mapping refuses, one of a mapping
+    without an application method do not."""
+    from benchmarks.proofs import planned_for
+    path = tmp_path / "ledger.json"
+    path.write_text("[]")
+    todo, _ = proofs.tasks(True, False, 900.0, str(path), app_shapes=True)
+    pairs = {("vta.dense_bias", "35x650x2600"), ("vta.dense", "16x64x32"), ("vta.dense", "0x1x1"),
+             ("vta.add", "64")}
+    got = planned_for(pairs, todo, 900.0, str(path))
+    assert [(t.args[0], t.args[1], t.args[2]) for t in got] == [("vta.dense_bias", "chc", "35x650x2600")]
+    assert got[0].fn is proofs.prove_task
+
+
 def test_with_estimates_the_longest_tasks_go_first_and_unknown_ones_before_all():
     """Longest-processing-time order from an earlier campaign's times, matched across source edits
     (the key's digest left out); a task never timed goes first; --first still ranks groups."""
