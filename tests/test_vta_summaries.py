@@ -339,6 +339,26 @@ def test_numeric_packing_equals_the_element_path():
     assert np.array_equal(a.dram, b.dram)
 
 
+def test_the_driver_image_holds_the_first_bytes_of_the_dram():
+    """_Dram grows its image as regions are allocated or written (a small program does not build
+    the whole DRAM); the image means the whole DRAM with zeros beyond it (VtaProgram.full_dram), a
+    write past the allocated regions grows it, one past the DRAM is refused naming the byte."""
+    from ila.models.vta import driver
+    rng = np.random.default_rng(24)
+    x, w = rng.integers(-128, 128, (9, 40)), rng.integers(-128, 128, (20, 40))
+    prog = dense_program(x, w)
+    assert prog.out_addr <= prog.dram.size < D.dram_bytes
+    full = prog.full_dram()
+    assert full.size == D.dram_bytes and np.array_equal(full[:prog.dram.size], prog.dram) and not full[prog.dram.size:].any()
+    d = driver._Dram(SMALL)
+    d.put("inp", d.alloc("inp", 1) + 5, np.ones(SMALL.lanes("inp"), np.int64))       # past the allocated region
+    assert d.image.size >= 6 * SMALL.elem_bytes("inp") and d.image[5 * SMALL.elem_bytes("inp")] == 1
+    with pytest.raises(driver.VtaIsaError, match=f"{SMALL.dram_bytes}-byte DRAM"):
+        d.put("inp", SMALL.dram_bytes // SMALL.elem_bytes("inp"), np.ones(SMALL.lanes("inp"), np.int64))
+    with pytest.raises(driver.VtaIsaError, match="outside the"):
+        d.set_byte(SMALL.dram_bytes, 1)
+
+
 def test_seeded_bug_in_numeric_packing_is_caught():
     from ila.models.vta.driver import PACK_BUGS, pack_elements
     rng = np.random.default_rng(22)
@@ -540,8 +560,11 @@ def test_fill_dram_equals_running_the_write_table():
     extra = CommandTable(dict(good.columns, vta_top_instr_in=np.zeros(addr.size, np.uint64)))
     assert _fill_agrees({}, extra) == (False, True)
     assert _fill_agrees({"vta_child_op": 1}, good)[0] is False           # a LOAD loop would run first
+    aligned = CommandTable(dict(good.columns, vta_vir_mem_addr_in=(words[:addr.size] * 8).astype(np.uint64)))
+    assert _fill_agrees({}, aligned) == (True, True)                      # every write 8-byte aligned: 64-bit words
     for bug in FILL_BUGS:
         assert _fill_agrees({}, good, bug=bug) == (True, False), bug
+        assert _fill_agrees({}, aligned, bug=bug) == (True, False), bug
     with pytest.raises(ValueError, match="unknown seeded bug"):
         fill_dram(Simulator(build_vta(SMALL)), good, bug="nope")
 

@@ -93,8 +93,9 @@ def acc_program(prog, entries):
             raise MappingError(f"VTA read-back: {len(reads)} accumulator rows read, the program reads {len(rows)}")
         if not len(rows):
             return np.zeros(0, np.int64)[where]
-        if all(isinstance(r, np.ndarray) and r.dtype.kind in "iu" for r in reads):     # the simulator's reads
-            return np.concatenate(reads).astype(np.int64)[where]
+        flat = np.concatenate(reads)
+        if flat.dtype.kind in "iu":                     # the simulator's reads (integer lanes)
+            return flat.astype(np.int64)[where]
         # ints, or terms when a proof runs the read-back on symbolic reads (verify.phases' read-back lemma)
         flat = np.concatenate([np.asarray(r, object if any(isinstance(v, Expr) for v in r) else np.int64)
                                for r in reads])

@@ -60,11 +60,17 @@ from ila.models.vta.isa import (ALU_ADD, ALU_MAX, ALU_MIN, ALU_SHR, DEFAULT_CONF
 @dataclass
 class VtaProgram:
     insns: list
-    dram: np.ndarray                 # initial DRAM image (uint8)
+    dram: np.ndarray                 # initial DRAM image (uint8): its first bytes, every byte beyond is 0
     out_addr: int                    # byte address of the int8 result in DRAM
     out_shape: tuple
     cfg: VtaConfig = field(default=DEFAULT_CONFIG)
     terms: dict = field(default_factory=dict)    # DRAM byte address -> 8-bit term (symbolic data; 0 in ``dram``)
+
+    def full_dram(self) -> np.ndarray:
+        """The whole initial DRAM image: ``cfg.dram_bytes`` bytes (uint8)."""
+        full = np.zeros(self.cfg.dram_bytes, dtype=np.uint8)
+        full[:self.dram.size] = self.dram
+        return full
 
     def read_output(self, dram) -> np.ndarray:
         n = int(np.prod(self.out_shape))
@@ -129,22 +135,36 @@ def dram_word(parts) -> int | Expr:
 
 
 class _Dram:
-    """A bump allocator over a DRAM image: integer bytes in ``image``, bytes that are terms
-    (symbolic tensor data) in ``terms`` (their ``image`` byte is 0)."""
+    """A bump allocator over a DRAM image of ``cfg.dram_bytes`` bytes: integer bytes in ``image``,
+    bytes that are terms (symbolic tensor data) in ``terms`` (their ``image`` byte is 0). ``image``
+    holds the image's first bytes only (every byte beyond it is 0): it grows as regions are
+    allocated or written, so a small program does not build (and a simulator does not copy) the
+    whole DRAM."""
+
+    _MIN_BYTES = 1 << 16
 
     def __init__(self, cfg: VtaConfig):
         self.cfg = cfg
-        self.image = np.zeros(cfg.dram_bytes, dtype=np.uint8)
+        self.image = np.zeros(0, dtype=np.uint8)
         self.terms: dict = {}
         self.top = 0
+
+    def _cover(self, end: int) -> None:
+        """Grow ``image`` to hold bytes ``[0, end)`` (``end <= cfg.dram_bytes``)."""
+        if end > self.image.size:
+            size = min(self.cfg.dram_bytes, max(end, 2 * self.image.size, self._MIN_BYTES))
+            grown = np.zeros(size, dtype=np.uint8)
+            grown[:self.image.size] = self.image
+            self.image = grown
 
     def alloc(self, buf: str, n_elems: int) -> int:
         """Reserve ``n_elems`` elements of buffer type ``buf``; return the element index."""
         eb = self.cfg.elem_bytes(buf)
         start = -(-self.top // eb)
         end = (start + n_elems) * eb
-        if end > self.image.size:
-            raise VtaIsaError(f"program needs {end} bytes of DRAM, more than the {self.image.size} configured")
+        if end > self.cfg.dram_bytes:
+            raise VtaIsaError(f"program needs {end} bytes of DRAM, more than the {self.cfg.dram_bytes} configured")
+        self._cover(end)
         self.top = end
         return start
 
@@ -158,8 +178,9 @@ class _Dram:
                 raise VtaIsaError(f"{arr.size} lanes are not a whole number of {buf} elements ({lanes} lanes each)")
             packed = pack_elements(arr, elem_width(self.cfg, buf))
             off = elem * eb
-            if off + packed.size > self.image.size:
-                raise VtaIsaError(f"{buf} data at element {elem} runs past the {self.image.size}-byte DRAM image")
+            if off + packed.size > self.cfg.dram_bytes:
+                raise VtaIsaError(f"{buf} data at element {elem} runs past the {self.cfg.dram_bytes}-byte DRAM image")
+            self._cover(off + packed.size)
             self.image[off:off + packed.size] = packed
             for a in [a for a in self.terms if off <= a < off + packed.size]:
                 del self.terms[a]
@@ -168,11 +189,16 @@ class _Dram:
         if flat.size % lanes:
             raise VtaIsaError(f"{flat.size} lanes are not a whole number of {buf} elements ({lanes} lanes each)")
         off = elem * eb
+        self._cover(min(self.cfg.dram_bytes, off + flat.size // lanes * eb))
         for e in range(flat.size // lanes):
             for i, b in enumerate(pack_element(flat[e * lanes:(e + 1) * lanes], elem_width(self.cfg, buf))):
                 self.set_byte(off + e * eb + i, b)
 
     def set_byte(self, addr: int, b) -> None:
+        if addr >= self.image.size:
+            if addr >= self.cfg.dram_bytes:
+                raise VtaIsaError(f"DRAM byte {addr} is outside the {self.cfg.dram_bytes}-byte DRAM image")
+            self._cover(addr + 1)
         if isinstance(b, Expr) and not b.is_const:
             self.terms[addr] = b
             self.image[addr] = 0
@@ -377,7 +403,8 @@ def _word_commands(image: np.ndarray, upto: int, terms: dict) -> list[dict]:
     8 bytes, ints or terms)."""
     n8 = -(-upto // 8)
     buf = np.zeros(n8 * 8, np.uint8)
-    buf[:upto] = image[:upto]
+    have = min(upto, image.size)              # an image holds its first bytes; the rest are 0
+    buf[:have] = image[:have]
     words = set(np.nonzero(buf.view("<u8"))[0].tolist()) | {a // 8 for a in terms}
     out = []
     for idx in sorted(words):
@@ -396,7 +423,8 @@ def _dram_words(image: np.ndarray, upto: int, bug: str | None):
         raise ValueError(f"unknown seeded bug {bug!r}; one of {TABLE_BUGS}")
     n8 = -(-upto // 8)
     buf = np.zeros(n8 * 8, np.uint8)
-    buf[:upto] = image[:upto]
+    have = min(upto, image.size)              # an image holds its first bytes; the rest are 0
+    buf[:have] = image[:have]
     words = buf.view("<u8")
     idx = np.nonzero(words)[0]
     if bug == "drops_last_word":
@@ -485,10 +513,14 @@ def fill_dram(sim: Simulator, table: CommandTable, *, bug: str | None = None) ->
         gaps = np.diff(addr)
         if not (gaps >= 8).all() and (np.diff(np.sort(addr)) < 8).any():
             return False
-    parts = data.astype("<u8").view(np.uint8).reshape(n, 8)
+    words = data.astype("<u8")
     if bug == "byte_order_reversed":
-        parts = parts[:, ::-1]
-    dram[addr[:, None] + np.arange(8)] = parts
+        words = words.byteswap()
+    if isinstance(dram, np.ndarray) and dram.dtype == np.uint8 and dram.flags.c_contiguous and dram.size % 8 == 0 \
+            and not (addr & 7).any():
+        dram.view("<u8")[addr >> 3] = words             # 8-byte aligned writes: one 64-bit word each
+    else:
+        dram[addr[:, None] + np.arange(8)] = words.view(np.uint8).reshape(n, 8)
     sim.steps += n
     return True
 
@@ -598,7 +630,7 @@ def run_on_ila(prog: VtaProgram, *, via_mmio: bool = True, sim: Simulator | None
         sim.run(dram_write_table(prog.dram, upto=prog.out_addr))
         sim.run(instruction_commands(prog))
         return sim
-    sim.set_state("vta_dram", prog.dram)
+    sim.set_state("vta_dram", prog.full_dram())
     sim.run(instruction_commands(prog))
     return sim
 
@@ -609,7 +641,7 @@ def run_on_fsim(prog: VtaProgram):
     if prog.terms:
         raise VtaIsaError(f"the program's DRAM image holds {len(prog.terms)} symbolic bytes; it cannot be simulated")
     fs = VtaFsim(prog.cfg)
-    fs.dram[:] = prog.dram
+    fs.dram[:] = prog.full_dram()
     fs.run(prog.insns)
     return fs
 

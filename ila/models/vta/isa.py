@@ -330,10 +330,16 @@ def encode(insn: Insn, cfg: VtaConfig = DEFAULT_CONFIG) -> int:
     """Encode an instruction to its 128-bit integer. Raises VtaIsaError for an unknown opcode,
     memory type or ALU opcode, or a field value that does not fit its bits. Memoised on the
     instruction's type, field values and ``cfg`` (:func:`_memo_key`)."""
-    key = _memo_key("insn", insn, cfg) if isinstance(insn, (MemInsn, GemmInsn, AluInsn, FinishInsn)) else None
+    return _memoised("insn", insn, cfg, (MemInsn, GemmInsn, AluInsn, FinishInsn), _encode)
+
+
+def _memoised(kind: str, obj, cfg, types: tuple, encoder):
+    """``encoder(obj, cfg)`` through the memo :data:`_WORDS` when ``obj`` is one of ``types`` with a
+    memo key (:func:`_memo_key`)."""
+    key = _memo_key(kind, obj, cfg) if isinstance(obj, types) else None
     got = _WORDS.get(key) if key is not None else None
     if got is None:
-        got = _encode(insn, cfg)
+        got = encoder(obj, cfg)
         if key is not None:
             _WORDS[key] = got
     return got
@@ -391,13 +397,7 @@ def decode(word: int, cfg: VtaConfig = DEFAULT_CONFIG) -> Insn:
 def encode_uop(uop: Uop, cfg: VtaConfig = DEFAULT_CONFIG) -> int:
     """Encode a micro-op to its 32-bit word (VtaIsaError for a field that does not fit); memoised
     as :func:`encode`."""
-    key = _memo_key("uop", uop, cfg) if isinstance(uop, Uop) else None
-    got = _WORDS.get(key) if key is not None else None
-    if got is None:
-        got = _encode_uop(uop, cfg)
-        if key is not None:
-            _WORDS[key] = got
-    return got
+    return _memoised("uop", uop, cfg, (Uop,), _encode_uop)
 
 
 def _encode_uop(uop: Uop, cfg: VtaConfig = DEFAULT_CONFIG) -> int:

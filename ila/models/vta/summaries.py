@@ -230,8 +230,10 @@ def loop_summary(cfg: VtaConfig = DEFAULT_CONFIG, *, bug: str | None = None):
             return t.swapaxes(-1, -2) if bug == "gemm_tile_transposed" else t
 
         # products and sums in uint32, which wraps mod 2**32 (acc_width <= 32 divides it), with
-        # einsum's own loops (no threaded BLAS: its thread start-up dominates products this size)
-        tot = np.zeros((depth, la), np.uint32)
+        # einsum's own loops (no threaded BLAS: its thread start-up dominates products this size);
+        # only the accumulator rows the nest writes (``rows``; the sum of row ``rows[k]`` in tot[k])
+        rows = np.unique(d)
+        tot = np.zeros((rows.size, la), np.uint32)
         if D.size and sfi == 0 and wfo == 0:
             # source rows depend on (i, u), weight tiles on (j, u): one product per distinct dst_idx
             for dv in np.unique(D):
@@ -241,19 +243,20 @@ def loop_summary(cfg: VtaConfig = DEFAULT_CONFIG, *, bug: str | None = None):
                 Wt = tiles(w[0][:, g]).transpose(0, 2, 1, 3).reshape(J * bo, g.size * bi)
                 C = np.einsum("ik,jk->ij", X, Wt, optimize=False)
                 C = C.reshape(I, nbat, J, bo).transpose(0, 2, 1, 3).reshape(I * J, la)
-                np.add.at(tot, d[:, :, g[0]].ravel(), C)
+                np.add.at(tot, np.searchsorted(rows, d[:, :, g[0]].ravel()), C)
         elif D.size:
             dd, ss, ww = d.ravel(), s.ravel(), w.ravel()
             for k in range(0, dd.size, 4096):
                 sl = slice(k, k + 4096)
                 X = _sext32(inp2[ss[sl]], cfg.inp_width).reshape(-1, nbat, bi)
                 C = np.einsum("nbk,nok->nbo", X, tiles(ww[sl]), optimize=False)
-                np.add.at(tot, dd[sl], C.reshape(-1, la))
+                np.add.at(tot, np.searchsorted(rows, dd[sl]), C.reshape(-1, la))
+        old = acc2[rows]
         if bug == "gemm_saturates":
-            new = np.clip(_signed(acc2, aw) + _signed(tot & amask, aw), -(1 << (aw - 1)), (1 << (aw - 1)) - 1)
+            new = np.clip(_signed(old, aw) + _signed(tot & amask, aw), -(1 << (aw - 1)), (1 << (aw - 1)) - 1)
         else:
-            new = acc2.astype(np.uint32) + tot
-        acc2[...] = (new & amask).astype(acc.dtype)
+            new = old.astype(np.uint32) + tot
+        acc2[rows] = (new & amask).astype(acc.dtype)
         finish_nest(S, I)
         return n
 
