@@ -90,15 +90,14 @@ def _main(args) -> int:
     t_compile = time.perf_counter() - t0
     rng = np.random.default_rng(0)
     runs = []
-    from compile.runtime.threads import MEASURE_THREADS
+    from compile.runtime import run
+    from compile.runtime.threads import MEASURE_THREADS, host_threads
     t0 = time.perf_counter()
     against_host(res, example, threads=MEASURE_THREADS)      # untimed warm-up: simulators built, host kernels JIT-compiled
     t_warm = time.perf_counter() - t0
     for k in range(args.images):
         inputs = example if k == 0 else {n: rng.standard_normal(a.shape).astype(a.dtype) if a.dtype.kind == "f"
                                          else a for n, a in example.items()}
-        from compile.runtime import run
-        from compile.runtime.threads import MEASURE_THREADS, host_threads
         r = against_host(res, inputs, threads=MEASURE_THREADS)     # as the host run below (and Table 4's workers)
         with host_threads(MEASURE_THREADS):
             t0 = time.perf_counter()
