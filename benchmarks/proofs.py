@@ -45,6 +45,7 @@ import re
 import sys
 import time
 
+from ila.errors import D2AError
 from benchmarks import campaign
 from mappings.base import format_shape
 from mappings.registry import get, names
@@ -300,10 +301,7 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
             plain.append(name)
             continue
         for method, scope, numerics, _ in plan:
-            # the ledger file is part of the key (relative to the repository when inside it, so another
-            # clone reuses the committed results): a result recorded in another ledger is not reused
-            key = (f"proof/{name}/{method}/{scope}/{numerics}/{timeout:g}/{_digest(m, method)}/"
-                   f"{campaign.repo_relative(ledger_file)}")
+            key = proof_key(m, method, scope, numerics, timeout, ledger_file)
             n = SPLIT.get((name, method, scope, numerics))
             if n:
                 for lo, hi in _pieces(name, scope, n):
@@ -365,6 +363,14 @@ def submission_order(todo: list, first: list, est: dict | None = None, prefer: s
                                        -est.get(stable_key(t.key), float("inf"))))
 
 
+def proof_key(m, method: str, scope: str, numerics: str, timeout: float, ledger_file: str) -> str:
+    """The campaign key of mapping ``m``'s proof by ``method`` at ``scope``: it names the sources'
+    digest and the ledger file (relative to the repository when inside it, so another clone reuses
+    the committed results; a result recorded in another ledger is not reused)."""
+    return (f"proof/{m.name}/{method}/{scope}/{numerics}/{timeout:g}/{_digest(m, method)}/"
+            f"{campaign.repo_relative(ledger_file)}")
+
+
 def planned_for(pairs: set, todo: list, timeout: float, ledger_file: str, fresh: bool = True) -> list:
     """Proof tasks (:data:`APPLICATION_METHOD`) for the ``pairs`` of mappings it lists whose shape no
     task of ``todo`` proves (e.g. an application's offload above the size caps, named by
@@ -378,12 +384,10 @@ def planned_for(pairs: set, todo: list, timeout: float, ledger_file: str, fresh:
         m = get(name)
         try:
             m.check_shape(m.parse_shape(scope))
-        except Exception:                   # noqa: BLE001 (a shape the mapping refuses: no proof to plan)
+        except D2AError:                    # a shape the mapping refuses: no proof to plan
             continue
         method, numerics = how(scope) if callable(how) else how
-        key = (f"proof/{name}/{method}/{scope}/{numerics}/{timeout:g}/{_digest(m, method)}/"
-               f"{campaign.repo_relative(ledger_file)}")
-        out.append(campaign.Task(key, prove_task, (name, method, scope, numerics, timeout, ledger_file), fresh=fresh))
+        out.append(campaign.Task(proof_key(m, method, scope, numerics, timeout, ledger_file), prove_task, (name, method, scope, numerics, timeout, ledger_file), fresh=fresh))
     return out
 
 
@@ -439,7 +443,7 @@ def main(argv=None) -> int:
     campaign.add_arguments(ap)
     args = ap.parse_args(argv)
     ledger_file = pathlib.Path(args.out).resolve().parent / "ledger.json"   # beside the report: paper_results/
-    from ila.errors import D2AError, report
+    from ila.errors import report
     try:                                         # every argument and file checked before any work
         from ila.cli import check_int, check_seconds, output_file
         from verify.ledger import load
