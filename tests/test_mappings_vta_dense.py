@@ -78,7 +78,7 @@ def test_passes_stay_within_gemm_side_conditions_and_cover_each_output_once():
     gemm = get("vta.gemm")
 
     @settings(max_examples=150, deadline=None, database=None)
-    @given(st.integers(1, 700), st.integers(1, 16 * 1024), st.integers(1, 700))
+    @given(st.integers(1, 700), st.integers(1, 16 * 1023), st.integers(1, 700))
     def prop(n, k, m):
         shape = {"N": n, "K": k, "M": m}
         blocks: dict = {}

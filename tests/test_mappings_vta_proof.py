@@ -117,6 +117,51 @@ def test_dense_pass_stream_is_the_emitted_stream_over_symbolic_codes():
     assert concrete == emitted
 
 
+def test_the_tag_draws_name_every_operand_element_by_its_bytes():
+    """Over the draws, the bytes of every operand element (x's and w's) are distinct from every
+    other element's and from every constant byte (a byte and its pair never agree with one value)."""
+    from mappings.vta import dense_proof as DP
+    shape = {"N": 3, "K": 40, "M": 30}                      # 1,320 elements: 2-byte tags, 4 draws
+    draws = list(DP.tag_draws(shape))
+    assert len(draws) == 4
+    codes = np.stack([np.concatenate([x.reshape(-1), w.reshape(-1)]) for x, w in draws], axis=1)
+    assert codes.min() >= -128 and codes.max() <= 127
+    assert len({tuple(r) for r in codes % 256}) == len(codes)       # every element's bytes distinct
+    for j in range(0, 4, 2):                                        # no constant byte equals both of a pair
+        assert not (codes[:, j] % 256 == codes[:, j + 1] % 256).any()
+
+
+def test_the_stream_lemma_sees_passes_built_from_other_operands(monkeypatch):
+    """At a shape of 6 passes (row blocks 0:20, 20:40, 40:45 x column blocks 0:160, 160:170), the
+    stream lemma holds for the runner's program, and a runner that builds the passes of rows 20:40
+    from rows 0:20 of x (each pass still a correct vta.gemm program, of the same shape) fails it,
+    naming those passes."""
+    from ila.models.vta.driver import dense_program
+    from mappings.vta import dense as D, dense_proof as DP
+    shape = {"N": 45, "K": 1600, "M": 170}
+    assert [(r.start, r.stop, c.start, c.stop) for r, c in D.passes(shape)] == [
+        (0, 20, 0, 160), (20, 40, 0, 160), (40, 45, 0, 160), (0, 20, 160, 170), (20, 40, 160, 170), (40, 45, 160, 170)]
+    assert DP.pass_stream_problems(shape) == [] and DP.assembly_problems(shape) == []
+    real = D.pass_programs
+
+    def stale_rows(shape, qx, qw):
+        return [(r, c, dense_program(qx[0:20], qw[c], cfg=D._cfg()) if r.start == 20 else p)
+                for r, c, p in real(shape, qx, qw)]
+    monkeypatch.setattr(D, "pass_programs", stale_rows)
+    bad = DP.pass_stream_problems(shape)
+    assert [b.split(":")[0] for b in bad] == ["pass 1 (rows 20", "pass 4 (rows 20"], bad
+
+
+def test_k_beyond_the_weight_factor_field_is_refused():
+    """ceil(K/16) = 1024 fits the weight SRAM but not the GEMM's 10-bit wgt_factor_in field: both
+    VTA dense mappings refuse the shape, naming the field (they emitted an unencodable GEMM before)."""
+    from mappings.base import MappingError
+    for name in ("vta.gemm", "vta.dense"):
+        registry.get(name).check_shape({"N": 1, "K": 16368, "M": 16})
+        with pytest.raises(MappingError, match="wgt_factor_in"):
+            registry.get(name).check_shape({"N": 1, "K": 16369, "M": 16})
+
+
 @pytest.mark.parametrize("name", [n for n in VTA if n in WIDTH])
 def test_the_proof_stream_is_the_emitted_stream_over_symbolic_bytes(name):
     m, shape, ps = _setup(name)

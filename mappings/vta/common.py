@@ -126,6 +126,13 @@ def symbolic_tensor(name: str, shape: tuple, width: int) -> np.ndarray:
     return np.array(symbolic_data(n, width, prefix=f"{name}_"), dtype=object).reshape(shape)
 
 
+def max_weight_factor() -> int:
+    """The largest weight-buffer stride a GEMM instruction encodes (its ``wgt_factor_in`` field has
+    ``log2(depth('wgt'))`` bits: 1023 by default): the most K blocks of 16 a dense program can step
+    through."""
+    return (1 << cfg().log_depth("wgt")) - 1
+
+
 def acc_row_fits(rows_of, what: str) -> SideCondition:
     return SideCondition("result fits the accumulator SRAM", lambda s: rows_of(s) <= cfg().depth("acc"),
                          f"{what} must fit the {cfg().depth('acc')}-row accumulator SRAM at once "

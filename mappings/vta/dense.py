@@ -33,7 +33,8 @@ the weights of a column block are loaded again for each of its row blocks.
 Every pass satisfies vta.gemm's side conditions (so it is vta.gemm's proved program at the pass's
 shape, and the pass's operands and result sit at vta.gemm's refinement map for that shape). K is
 not tiled: each output sums all of K in one pass in the accumulator, so no int32 partial sums
-are added on the host; the side condition ``ceil(K/16) <= 1024`` (K <= 16384) says so.
+are added on the host; the side condition ``ceil(K/16) <= 1023`` (K <= 16368; the GEMM's
+``wgt_factor_in`` field holds 10 bits) says so.
 :func:`acc_program` returns the MMIO streams of all passes in order, each followed by the read-back
 of its accumulator rows and separated by resets of the machine (each pass runs from reset).
 
@@ -75,9 +76,9 @@ def _kb(shape: dict) -> int:
 
 SIDE_CONDITIONS = (
     SideCondition("positive sizes", lambda s: min(s["N"], s["K"], s["M"]) >= 1, "N, K and M must be at least 1"),
-    SideCondition("K fits the weight SRAM", lambda s: _kb(s) <= _cfg().depth("wgt"),
-                  "ceil(K/16) weight tiles of one 16-column block must fit the 1024-tile weight SRAM "
-                  "(K is not tiled: K <= 16384)"),
+    SideCondition("K fits the weight SRAM", lambda s: _kb(s) <= min(_cfg().depth("wgt"), V.max_weight_factor()),
+                  "ceil(K/16) weight tiles of one 16-column block must fit the 1024-tile weight SRAM and the GEMM "
+                  "instruction's 10-bit wgt_factor_in field (K is not tiled: K <= 16368)"),
 )
 
 

@@ -29,6 +29,14 @@ partition out[N, M], and pass (rows, cols) is generated from qx[rows], qw[cols])
   for shapes that run in one pass; a shape with several passes is refused (each pass is a BMC
   problem of its own, and no single stream resets between passes): its proof is the split proof
   of ``--method chc`` (:mod:`mappings.vta.gemm_chc`).
+* :func:`chc_spec` -- the split proof (``--method chc``): vta.gemm's phase proof once per distinct
+  pass shape (on fresh symbols: for all int8 codes) and three lemmas tying the pieces to the
+  program the runner executes: the tiling (above); the stream (:func:`pass_stream_problems`:
+  ``dense.int_program``'s stream is, pass by pass, its piece's code generator on the pass's
+  operand slices, separated by resets -- compared command for command on ``2 d`` draws of codes
+  that name every operand element by its bytes, :func:`tag_draws`, so its cost is a few integer
+  builds of the program, not a symbolic one of every operand element); the read-back
+  (:func:`assembly_problems`: the whole read-back on symbolic reads places every pass's).
 
 ``covers``: codegen-bytes, order, configuration-fields, model-loops (:data:`mappings.vta.common.COVERS`;
 no read-back claim: the runner reads the int32 results from the simulator's accumulator SRAM, which
@@ -128,96 +136,91 @@ def _vars(t):
 
 
 # ----------------------------------------------------------------------------- the phase proof (every shape)
-def _same_modulo(a, b, ren: dict, memo: set) -> bool:
-    """``a`` and ``b`` (ints or terms) are equal up to a renaming of variables (``ren``: a's
-    variable -> b's, extended as the walk meets them; injective)."""
-    from ila.expr import Expr
-    from ila.ops import Op
-    if not isinstance(a, Expr) or not isinstance(b, Expr):
-        return (not isinstance(a, Expr)) and (not isinstance(b, Expr)) and a == b
-    stack = [(a, b)]
-    while stack:
-        x, y = stack.pop()
-        if (x.uid, y.uid) in memo:
-            continue
-        memo.add((x.uid, y.uid))
-        if x.op is Op.VAR or y.op is Op.VAR:
-            if x.op is not Op.VAR or y.op is not Op.VAR or x.sort != y.sort:
-                return False
-            if ren.setdefault(x, y) is not y:
-                return False
-            continue
-        if x.op is not y.op or x.sort != y.sort or x.payload != y.payload or len(x.args) != len(y.args):
-            return False
-        stack.extend(zip(x.args, y.args))
-    return True
-
-
-def _segments(commands: list) -> list[list]:
-    """The stream split at the machine resets between passes."""
+def _segments(commands) -> list[list]:
+    """The stream split at the machine resets between passes: per pass, its commands in order, a
+    table of virtual-memory writes (``ila.commands.CommandTable``, a ``driver.Stream`` piece; it
+    holds no reset and no read) kept as one item. ``commands``: a ``driver.Stream`` or a list."""
+    from ila.commands import CommandTable
+    from ila.models.vta.driver import Stream
     out = [[]]
-    for c in commands:
-        if c.get("vta_reset"):
-            out.append([])
-        else:
-            out[-1].append(c)
+    for piece in (commands.pieces if isinstance(commands, Stream) else (list(commands),)):
+        if isinstance(piece, CommandTable) and not {"vta_reset", "vta_read_acc"} & set(piece.columns):
+            out[-1].append(piece)
+            continue
+        for c in (piece.rows() if isinstance(piece, CommandTable) else piece):
+            if c.get("vta_reset"):
+                out.append([])
+            else:
+                out[-1].append(c)
     return out
 
 
-class WholeProgram:
-    """``dense.int_program`` of ``shape`` on symbolic codes (:func:`symbolic_codes`), built once
-    for the lemmas of one proof (:func:`pass_stream_problems`, :func:`assembly_problems`): the
-    codes ``qx``, ``qw`` and the program ``prog`` (:class:`ila.models.port.AccProgram`)."""
-
-    def __init__(self, shape: dict):
-        self.shape = dict(shape)
-        self._built = None
-
-    def get(self) -> tuple:
-        """(qx, qw, prog), built on first use."""
-        if self._built is None:
-            qx, qw = symbolic_codes(self.shape)
-            self._built = (qx, qw, D.int_program(self.shape, qx, qw))
-        return self._built
-
-
-def _whole(shape: dict, whole: WholeProgram | None) -> tuple:
-    if whole is not None and whole.shape != dict(shape):
-        raise ValueError(f"the shared program is of shape {whole.shape}, not {shape}")
-    return (whole or WholeProgram(shape)).get()
+def _same_items(a: list, b: list) -> bool:
+    """Two segments (:func:`_segments`) hold the same commands, item for item (tables column for
+    column)."""
+    from ila.commands import CommandTable
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, CommandTable) or isinstance(y, CommandTable):
+            if not (isinstance(x, CommandTable) and isinstance(y, CommandTable) and x.columns.keys() == y.columns.keys()
+                    and all(np.array_equal(x.columns[k], y.columns[k]) for k in x.columns)):
+                return False
+        elif x != y:
+            return False
+    return True
 
 
-def pass_stream_problems(shape: dict, whole: WholeProgram | None = None) -> list[str]:
-    """Lemma: the emitted stream of the whole shape (``dense.int_program`` on symbolic codes) is the
-    passes' streams, in run order, separated by machine resets, and the stream of pass (rows, cols)
-    is the stream of its piece (vta.gemm's program at the pass shape on fresh symbols ``x_<i>``,
-    ``w_<i>``) with exactly the renaming ``x_<i> -> qx[rows].flat[i]``, ``w_<i> -> qw[cols].flat[i]``
-    (structural comparison, every command). So every pass runs its piece's proved program on its
-    own operand slices, from reset. ``whole``: the program built once for several lemmas."""
-    qx, qw, prog = _whole(shape, whole)
-    segs = _segments(list(prog.commands))
+def _tag_bytes(shape: dict) -> int:
+    """Bytes of the largest operand tag (:func:`tag_draws`)."""
+    return max(1, -(-int(shape["N"] * shape["K"] + shape["M"] * shape["K"]).bit_length() // 8))
+
+
+def tag_draws(shape: dict):
+    """The int8 codes (qx[N, K], qw[M, K]) that identify every operand element by its DRAM bytes,
+    one draw at a time (a generator of ``2 d`` draws): element t (x's flat index first, then w's,
+    counted from 1) has tag ``t`` of ``d`` bytes (``d = ceil(bits(N K + M K) / 8)``); draw ``2 j``
+    holds code ``b_j(t) - 128`` and draw ``2 j + 1`` code ``127 - b_j(t)``, with ``b_j(t)`` byte j
+    of the tag. A byte copied from element t reads ``b_j(t) ^ 0x80`` and ``(255 - b_j(t)) ^ 0x80``
+    in the two draws of byte j, so over all draws it names t, and no constant byte equals both
+    (``b != 255 - b``)."""
+    nx = shape["N"] * shape["K"]
+    tags = np.arange(1, nx + shape["M"] * shape["K"] + 1, dtype=np.int64)
+    for j in range(_tag_bytes(shape)):
+        b = (tags >> (8 * j)) & 0xFF
+        for codes in (b - 128, 127 - b):
+            yield codes[:nx].reshape(shape["N"], shape["K"]), codes[nx:].reshape(shape["M"], shape["K"])
+
+
+def pass_stream_problems(shape: dict) -> list[str]:
+    """Lemma: the stream ``dense.int_program`` emits (the integer path the runner executes: a
+    ``driver.Stream``) is, pass by pass in the run order of ``dense.passes``, the stream of the
+    pass's piece -- vta.gemm's code generator (``gemm.acc_program``: the stream its phase proof
+    walks, and the read-back of its rows) at the pass shape on the pass's own operands qx[rows],
+    qw[cols] -- the passes separated by machine resets: compared command for command on the codes
+    of :func:`tag_draws`, which name every operand element by its bytes. The premise: the
+    generator and the assembly copy each int8 code into a DRAM byte whose address does not depend
+    on the codes, and choose nothing else by a code's value (the premise under which a proof's run
+    on symbolic codes stands for every code; the driver's skipping of all-zero DRAM words is a
+    function of the image, so equal images give equal streams). Then every image byte is a
+    constant or one operand element's byte, agreement on every draw means the same constant or the
+    same element in every byte, and the streams agree for all codes. So every
+    pass runs its piece's proved program on its own operand slices, from reset."""
     plist = D.passes(shape)
-    if len(segs) != len(plist):
-        return [f"the stream has {len(segs)} parts between resets, the shape has {len(plist)} passes"]
     bad = []
-    reps = {}
-    for k, ((r, c), seg) in enumerate(zip(plist, segs)):
-        ps = D.pass_shape(shape, r, c)
-        key = (ps["N"], ps["K"], ps["M"])
-        if key not in reps:
-            fx, fw = symbolic_codes(ps)
-            reps[key] = (fx, fw, list(G.acc_program(ps, {"x": fx, "w": fw}).commands))
-        fx, fw, rep = reps[key]
-        if len(rep) != len(seg):
-            bad.append(f"pass {k}: {len(seg)} commands, its piece's stream has {len(rep)}")
-            continue
-        ren, memo = {}, set()
-        if not all(a.keys() == b.keys() and all(_same_modulo(a[n], b[n], ren, memo) for n in a) for a, b in zip(rep, seg)):
-            bad.append(f"pass {k} (rows {r.start}:{r.stop}, cols {c.start}:{c.stop}): its stream is not its piece's")
-            continue
-        want = dict(zip(list(fx.reshape(-1)) + list(fw.reshape(-1)), list(qx[r].reshape(-1)) + list(qw[c].reshape(-1))))
-        if any(want.get(v) is not t for v, t in ren.items()):
-            bad.append(f"pass {k}: its stream carries other data than qx[{r.start}:{r.stop}], qw[{c.start}:{c.stop}]")
+    for draw, (qx, qw) in enumerate(tag_draws(shape)):
+        segs = _segments(D.int_program(shape, qx, qw).commands)
+        if len(segs) != len(plist):
+            return [f"the stream has {len(segs)} parts between resets, the shape has {len(plist)} passes"]
+        for k, ((r, c), seg) in enumerate(zip(plist, segs)):
+            piece = G.acc_program(D.pass_shape(shape, r, c), {"x": qx[r], "w": qw[c]}).commands
+            if not _same_items(seg, _segments(piece)[0]):
+                bad.append(f"pass {k} (rows {r.start}:{r.stop}, cols {c.start}:{c.stop}): its stream is not its piece's "
+                           f"on qx[{r.start}:{r.stop}], qw[{c.start}:{c.stop}] (tag draw {draw})")
+                if len(bad) >= 4:
+                    return bad
+        if bad:
+            return bad
     return bad
 
 
@@ -231,28 +234,27 @@ def readback_takes_terms() -> bool:
         return False
 
 
-def assembly_problems(shape: dict, *, tags: bool = False, whole: WholeProgram | None = None) -> list[str]:
-    """Lemma: the read-back of the whole program (``dense.int_program``'s on symbolic codes, run on
-    symbolic reads, or with ``tags`` on distinct integers) places element (n, m) of pass (rows,
-    cols)'s own read-back (vta.gemm's read-back of the pass program, ``common.acc_program`` at
-    vta.gemm's output map of the pass shape: the one its piece proves) at out[n, m], for every n,
-    m. The pass programs' own read-backs depend on the pass shape and the configuration only; they
-    are taken from the pass programs on zero codes (the numeric path, no terms to pack).
-    ``whole``: the program built once for several lemmas."""
-    import numpy as np
+def assembly_problems(shape: dict, *, tags: bool = False) -> list[str]:
+    """Lemma: the read-back of the whole program (``dense.int_program``'s, run on symbolic reads,
+    or with ``tags`` on distinct integers) places element (n, m) of pass (rows, cols)'s own
+    read-back (vta.gemm's read-back of the pass program, ``common.acc_program`` at vta.gemm's
+    output map of the pass shape: the one its piece proves) at out[n, m], for every n, m. The
+    read-backs depend on the shape and the configuration only, not on the codes (their reads are
+    the accumulator rows of the pass shapes): the whole program and the passes' are taken on zero
+    codes (the integer path)."""
     from ila.sorts import BvSort
     from ila.unroll import symbol
     counter = iter(range(1, 1 << 62))
 
     def cell(name):
         return next(counter) if tags else symbol(name, BvSort(32))
-    qx, qw, prog = _whole(shape, whole)
-    segs = _segments(list(prog.commands))
+    zx, zw = np.zeros((shape["N"], shape["K"]), np.int64), np.zeros((shape["M"], shape["K"]), np.int64)
+    prog = D.int_program(shape, zx, zw)
     reads, per_pass = [], []
-    for k, seg in enumerate(segs):
+    for k, seg in enumerate(_segments(prog.commands)):
         mine = []
         for c in seg:
-            if "vta_read_acc" in c:
+            if isinstance(c, dict) and "vta_read_acc" in c:
                 row = np.array([cell(f"rd{k}.{c['vta_read_acc']}.{l}") for l in range(V.cfg().lanes("acc"))],
                                dtype=np.int64 if tags else object)
                 reads.append(row)
@@ -260,7 +262,6 @@ def assembly_problems(shape: dict, *, tags: bool = False, whole: WholeProgram | 
         per_pass.append(mine)
     whole = np.asarray(prog.readback(reads), dtype=object)
     bad = []
-    zx, zw = np.zeros(qx.shape, np.int64), np.zeros(qw.shape, np.int64)
     for (r, c, p), mine in zip(D.pass_programs(shape, zx, zw), per_pass):
         own = np.asarray(V.acc_program(p, G.acc_index(D.pass_shape(shape, r, c))).readback(mine), dtype=object)
         same = (lambda a, b: a == b) if tags else (lambda a, b: a is b)
@@ -299,16 +300,16 @@ def chc_spec(shape: dict | None, *, numerics: str = "exact", infer: bool = False
         pieces.setdefault(key, lambda ps=ps: GC.phase_proof(ps, infer=infer))
     n = len(D.passes(shape))
     symbolic_rb = readback_takes_terms()
-    whole = WholeProgram(shape)           # one symbolic build for the stream and read-back lemmas
     covers = ("codegen-bytes", "order", "configuration-fields", "model-loops") + (("read-back",) if symbolic_rb else ())
     return Composite(
         scope="x".join(str(shape[d]) for d in ("N", "K", "M")), pieces=pieces,
         checks=[("tiling: the passes partition out, each within vta.gemm's side conditions",
                  lambda: [b for b in tiling_problems(shape, symbols=False)]),
-                ("every pass's stream is its piece's on its own operands, passes separated by resets",
-                 lambda: pass_stream_problems(shape, whole)),
+                ("every pass's stream is its piece's on its own operands, passes separated by resets "
+                 f"(compared on {2 * _tag_bytes(shape)} draws of codes that name every operand element)",
+                 lambda: pass_stream_problems(shape)),
                 ("the read-back assembles the passes' read-backs" + ("" if symbolic_rb else " (on integer tags)"),
-                 lambda: assembly_problems(shape, tags=not symbolic_rb, whole=whole))],
+                 lambda: assembly_problems(shape, tags=not symbolic_rb))],
         covers=covers, numerics="exact",
         notes=[f"{n} pass(es) from reset, {len(pieces)} distinct pass shape(s) proved once each (a pass's stream is "
                f"its piece's with the pass's data, checked)",

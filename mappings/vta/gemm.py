@@ -49,6 +49,9 @@ SIDE_CONDITIONS = (
     SideCondition("inputs fit the input SRAM", lambda s: s["N"] * _blocks(s)[0] <= V.cfg().depth("inp"),
                   "N * ceil(K/16) input rows must fit the 2048-entry input SRAM (one pass, no re-tiling)"),
     V.acc_row_fits(lambda s: s["N"] * _blocks(s)[1], "N * ceil(M/16) output rows"),
+    SideCondition("K blocks fit the GEMM's weight factor", lambda s: _blocks(s)[0] <= V.max_weight_factor(),
+                  "ceil(K/16) must fit the GEMM instruction's wgt_factor_in field (log2(1024) = 10 bits: at most "
+                  "1023, K <= 16368)"),
 )
 
 

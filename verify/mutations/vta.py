@@ -251,11 +251,22 @@ def _readback_rows_rotated(int_program):
     return mutated
 
 
+def _runner_weight_rows_rotated(int_program):
+    """The runner's whole program builds its passes from the weight rows one row up (cyclically),
+    while the pass programs of ``dense.pass_programs`` (each a correct vta.gemm program, what BMC of
+    a pass runs) and the read-back are right: only the split proof's lemma that the emitted stream
+    is, pass by pass, its piece's on the pass's own operands sees it."""
+    def mutated(shape, qx, qw):
+        return int_program(shape, qx, np.roll(np.asarray(qw), -1, axis=0))
+    return mutated
+
+
 def dense_mutations() -> dict[str, Mutation]:
     """vta.dense runs vta.gemm's driver on int8 codes, pass by pass, read at vta.gemm's output
     map: the gemm bugs, seeded in the same production code, are its bugs too (refuted by BMC at
-    its proof shape), one tiling bug and one bug in the read-back's assembly of the passes
-    (refuted by ``--method chc``, see :data:`CHC_ONLY`)."""
+    its proof shape), one tiling bug, one bug in the runner's assembly of the passes' streams and
+    one in the read-back's assembly of the passes (refuted by ``--method chc``, see
+    :data:`CHC_ONLY`)."""
     M = list(gemm_mutations().values()) + [
         Mutation("last_pass_row_short", "model-loops",
                  "tiling: the last pass ends one row early (an output row computed by no pass)",
@@ -263,6 +274,10 @@ def dense_mutations() -> dict[str, Mutation]:
         Mutation("readback_rows_rotated", "read-back",
                  "the read-back of the whole program puts every result row one row down (cyclically)",
                  (Patch("mappings.vta.dense", "int_program", _readback_rows_rotated),)),
+        Mutation("runner_weight_rows_rotated", "codegen-bytes",
+                 "the whole program's passes are built from the weight rows one row up (cyclically); the pass "
+                 "programs BMC checks are right",
+                 (Patch("mappings.vta.dense", "int_program", _runner_weight_rows_rotated),)),
     ]
     return {m.name: m for m in M}
 
@@ -270,6 +285,8 @@ def dense_mutations() -> dict[str, Mutation]:
 # seeded bugs that BMC of one pass cannot see by construction: refuted by --method chc (the name of
 # the lemma of the split proof that fails)
 CHC_ONLY = {"vta.gemm": ("readback_lanes_rotated",),
-            "vta.dense": ("last_pass_row_short", "readback_rows_rotated", "readback_lanes_rotated")}
+            "vta.dense": ("last_pass_row_short", "readback_rows_rotated", "readback_lanes_rotated",
+                          "runner_weight_rows_rotated")}
 CHC_LEMMA = {"last_pass_row_short": "tiling", "readback_rows_rotated": "read-back assembles",
+             "runner_weight_rows_rotated": "its piece's on its own operands",
              "readback_lanes_rotated": "read-back"}

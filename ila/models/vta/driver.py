@@ -398,13 +398,19 @@ def dram_write_commands(image: np.ndarray, upto: int | None = None, terms: dict 
             for a, d in zip(addr.tolist(), data.tolist())]
 
 
+def _padded(image: np.ndarray, upto: int) -> np.ndarray:
+    """``image[:upto]`` zero-padded to whole 8-byte words (uint8; an image holds its first bytes,
+    every byte beyond it is 0)."""
+    buf = np.zeros(-(-upto // 8) * 8, np.uint8)
+    have = min(upto, image.size)
+    buf[:have] = image[:have]
+    return buf
+
+
 def _word_commands(image: np.ndarray, upto: int, terms: dict) -> list[dict]:
     """The word-by-word path of :func:`dram_write_commands` (the packer's :func:`dram_word` of each
     8 bytes, ints or terms)."""
-    n8 = -(-upto // 8)
-    buf = np.zeros(n8 * 8, np.uint8)
-    have = min(upto, image.size)              # an image holds its first bytes; the rest are 0
-    buf[:have] = image[:have]
+    buf = _padded(image, upto)
     words = set(np.nonzero(buf.view("<u8"))[0].tolist()) | {a // 8 for a in terms}
     out = []
     for idx in sorted(words):
@@ -421,11 +427,7 @@ def _dram_words(image: np.ndarray, upto: int, bug: str | None):
     """(byte addresses, 64-bit little-endian data) of the non-zero words of ``image[:upto]``."""
     if bug is not None and bug not in TABLE_BUGS:
         raise ValueError(f"unknown seeded bug {bug!r}; one of {TABLE_BUGS}")
-    n8 = -(-upto // 8)
-    buf = np.zeros(n8 * 8, np.uint8)
-    have = min(upto, image.size)              # an image holds its first bytes; the rest are 0
-    buf[:have] = image[:have]
-    words = buf.view("<u8")
+    words = _padded(image, upto).view("<u8")
     idx = np.nonzero(words)[0]
     if bug == "drops_last_word":
         idx = idx[:-1]
@@ -516,8 +518,7 @@ def fill_dram(sim: Simulator, table: CommandTable, *, bug: str | None = None) ->
     words = data.astype("<u8")
     if bug == "byte_order_reversed":
         words = words.byteswap()
-    if isinstance(dram, np.ndarray) and dram.dtype == np.uint8 and dram.flags.c_contiguous and dram.size % 8 == 0 \
-            and not (addr & 7).any():
+    if dram.dtype == np.uint8 and dram.flags.c_contiguous and dram.size % 8 == 0 and not (addr & 7).any():
         dram.view("<u8")[addr >> 3] = words             # 8-byte aligned writes: one 64-bit word each
     else:
         dram[addr[:, None] + np.arange(8)] = words.view(np.uint8).reshape(n, 8)
