@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ila import BvSort, FuncRef, bv_const, concat, extract, implies, ite, land, load, lor, sext, zext
-from ila.models.vta.isa import MEM_INP, MEM_UOP, MEM_WGT, GemmInsn, MemInsn
+from ila.models.vta.isa import GemmInsn, MemInsn
 from ila.sorts import MemSort
 from ila.unroll import symbol
 from mappings.phases import Lemma, Phase, PhaseProof, ReadBack, Region, Side, array
