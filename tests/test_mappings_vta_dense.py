@@ -218,3 +218,40 @@ def test_float_convolution_offloads_to_vta_through_im2col(tmp_path):
     (inv,) = out.invocations
     assert inv.mapping == "vta.dense" and not inv.refused and 0 < inv.error < M.tolerance
     assert frobenius_relative_error(run(g, inp)[0], out.outputs[0]) < M.tolerance
+
+
+def _memo_finds_only_equal_content(memo) -> bool:
+    """A recurring weight tensor is stored on its second quantisation and found on its third with
+    the codes and scale of a fresh quantisation; after an in-place change it is quantised again
+    (True when the memo behaves so)."""
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((300, 200)).astype(np.float32)
+    fresh = D._quantize(w, "w")
+    for _ in range(2):
+        assert memo.get(w) is None
+        memo.put(w, D._quantize(w, "w"))
+    hit = memo.get(w)
+    assert hit is not None and np.array_equal(hit[0], fresh[0]) and hit[1] == fresh[1]
+    assert not hit[0].flags.writeable                       # callers cannot change the stored codes
+    w[150, 1:199] *= 3.0                                    # in place, away from the 64 sampled elements
+    got = memo.get(w)
+    return got is None
+
+
+def test_the_quantisation_memo_returns_fresh_codes_and_sees_in_place_changes():
+    assert _memo_finds_only_equal_content(D._Memo())
+    # the seeded bug (entries found by the sample alone) returns the stale codes: the check fails
+    assert not _memo_finds_only_equal_content(D._Memo(bug="identity_only"))
+
+
+def test_quantize_through_the_memo_equals_the_plain_quantisation():
+    rng = np.random.default_rng(12)
+    w = rng.standard_normal((256, 128)).astype(np.float32)          # >= MEMO_MIN elements
+    assert w.size >= D.MEMO_MIN
+    want = D._quantize(w, "w")
+    for _ in range(4):                                               # computed, stored, then found
+        codes, scale = D.quantize(w, "w")
+        assert np.array_equal(codes, want[0]) and scale == want[1]
+    w[0, 0] = np.inf
+    with pytest.raises(MappingError, match=r"cannot quantise w\[0, 0\] = inf"):
+        D.quantize(w, "w")

@@ -108,7 +108,7 @@ def _stats(step, call, ref, out, operands, seconds, tol) -> Invocation:
     ref64, out64 = np.asarray(ref, np.float64), np.asarray(out, np.float64)
     top = np.abs(out64).max() if out64.size else 0.0
     sat = int(np.sum((np.abs(out64) == top) & (np.abs(ref64) > top * (1 + max(tol, 1e-6)) + 1e-30))) if top else 0
-    ins = [np.asarray(a, np.float64) for a in operands if np.asarray(a).size]
+    ins = [a for a in map(np.asarray, operands) if a.size]          # min / max exact in the operand's own dtype
     lo = min((float(a.min()) for a in ins), default=0.0)
     hi = max((float(a.max()) for a in ins), default=0.0)
     return Invocation(step.index, call.mapping.name, call.shape.text, call.term.source, seconds,

@@ -56,7 +56,7 @@ SIDE_CONDITIONS = D.SIDE_CONDITIONS
 
 def _non_finite(shape: dict, inputs: dict) -> float:
     """Number of NaN or infinite elements of x, w and b."""
-    return float(sum(int(np.count_nonzero(~np.isfinite(np.asarray(inputs[k], np.float64)))) for k in ("x", "w", "b")))
+    return float(sum(D.count_non_finite(inputs[k]) for k in ("x", "w", "b")))
 
 
 DATA_CONDITIONS = (

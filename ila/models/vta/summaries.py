@@ -82,7 +82,11 @@ def _signed(a: np.ndarray, w: int) -> np.ndarray:
 
 
 def _sext32(a: np.ndarray, w: int) -> np.ndarray:
-    """Unsigned ``w``-bit patterns (``w <= 32``) sign-extended to 32-bit patterns (uint32)."""
+    """Unsigned ``w``-bit patterns (``w <= 32``) sign-extended to 32-bit patterns (uint32). An
+    unsigned array of exactly ``w`` bits per element (the SRAMs' own dtype) is read as signed and
+    widened in one conversion."""
+    if a.dtype.kind == "u" and a.dtype.itemsize * 8 == w:
+        return a.view(f"i{a.dtype.itemsize}").astype(np.int32).view(np.uint32)
     return (_signed(a, w) & M32).astype(np.uint32)
 
 
