@@ -364,9 +364,78 @@ def _run_commands(sim: Simulator, commands: list, pull: tuple) -> None:
     if not 0 <= a <= b <= len(commands):
         a = b = 0
     sim.run(_as_table(commands[:a]))
-    for cmd in commands[a:b]:
-        sim.step(cmd)
+    if not pull_beats(sim, commands[a:b]):
+        for cmd in commands[a:b]:
+            sim.step(cmd)
     sim.run(commands[b:])
+
+
+PULL_BUGS = ("pull_reads_next_beat",)    # seeded bugs of pull_beats, for its differential test
+
+
+def pull_beats(sim: Simulator, commands, *, bug: str | None = None) -> bool:
+    """The numeric fast path of stepping a weight pull: ``commands`` (a list of dicts or a
+    :class:`~ila.commands.CommandTable`) are pairs of AXI-slave writes, the ``SocMemBaseAddr``
+    configuration register (its 32-bit value little-endian at byte ``addr % 16`` of the beat, or
+    at byte 12 when that is past 12: the model's ``CFG_WR_SocMemBaseAddr``) and a 16-byte write
+    into scratchpad 0 (``SPAD0_DATA_WR``: bytes ``masked - SPAD0_BASE + b`` get SoC-memory bytes
+    ``SocMemBaseAddr - VIR_MEM_BASE + b``, b < 16, and ``top_master_rd_addr_out`` the base).
+    Applied all at once: the register and ``top_master_rd_addr_out`` end at the last base, every
+    pulled beat lands in scratchpad 0, one simulator step per command. Returns False, changing
+    nothing, where it does not apply (the caller steps the commands): a command of another kind or
+    shape, a beat outside scratchpad 0 or the SoC memory, two pulled beats that overlap, the
+    convolution child running, or a simulator recording its trace. Checked equal to stepping
+    (every state and memory, the step count) by ``tests/test_hlscnn_pull.py``; ``bug`` (one of
+    :data:`PULL_BUGS`) seeds a deliberate error, to show that test catches it."""
+    from ila.models.hlscnn.model import CONFIG_REGS, REG_ID, reg_state
+    if bug is not None and bug not in PULL_BUGS:
+        raise ValueError(f"unknown seeded bug {bug!r}; one of {PULL_BUGS}")
+    n = len(commands)
+    if n == 0 or n % 2 or sim.record_trace or sim.state.get("accel_conv_child_valid"):
+        return False
+    if isinstance(commands, CommandTable):
+        if set(commands.columns) != set(BEAT_KEYS):
+            return False
+        rows = np.stack([np.asarray(commands.columns[k]) for k in BEAT_KEYS], axis=1)
+    else:
+        if any(len(c) != len(BEAT_KEYS) for c in commands):
+            return False
+        try:
+            rows = np.array([itemgetter(*BEAT_KEYS)(c) for c in commands])
+        except (KeyError, TypeError, ValueError, OverflowError):
+            return False
+    if rows.dtype.kind not in "iu" or rows.shape != (n, len(BEAT_KEYS)) or (rows < 0).any():
+        return False
+    rows = rows.astype(np.int64)
+    if not ((rows[:, 0] == 1) & (rows[:, 1] == 0)).all() or (rows[:, 3:] > 0xFF).any() or (rows[:, 2] >> 32).any():
+        return False
+    cfg, spad = rows[0::2], rows[1::2]
+    masked_c, masked_s = cfg[:, 2] & 0xFFFFFF, spad[:, 2] & 0xFFFFFF
+    if not ((masked_c < SPAD0_BASE) & ((masked_c >> 2) % len(CONFIG_REGS) == REG_ID["SocMemBaseAddr"])).all():
+        return False
+    if not ((masked_s >= SPAD0_BASE) & (masked_s < SPAD0_BASE + SPAD_BYTES)).all():
+        return False
+    start = np.minimum(cfg[:, 2] & 15, 12)
+    data = cfg[:, 3:]
+    k = np.arange(len(cfg))
+    soc = sum(data[k, start + j] << (8 * j) for j in range(4))
+    dst, src = masked_s - SPAD0_BASE, (soc - VIR_MEM_BASE) & 0xFFFFFFFF
+    if bug == "pull_reads_next_beat":
+        src = src + 16
+    S = sim.state
+    spad0, vir = S["scratch_pad_0"], S["virtual_soc_memory"]
+    if (dst + 16 > spad0.shape[0]).any() or (src + 16 > vir.shape[0]).any():
+        return False
+    order = np.sort(dst)
+    if (np.diff(order) < 16).any():
+        return False
+    lanes = np.arange(16)
+    spad0[(dst[:, None] + lanes).ravel()] = vir[(src[:, None] + lanes).ravel()]
+    last = int(soc[-1])
+    S[reg_state("SocMemBaseAddr")] = last
+    S["top_master_rd_addr_out"] = last
+    sim.steps += n
+    return True
 
 
 def _as_table(commands: list):

@@ -12,8 +12,9 @@ digits"}`` (byte k of the beat at bits 8k..8k+7) and ``{"mode": "R", "addr": ...
 numerics: ``uf`` (the fixed-point MAC and roundings uninterpreted with checked axioms).
 
 Execution hints (:class:`ila.models.port.AccProgram.hints`): ``pull`` = (a, b), the range of the
-weight-pull commands (SocMemBaseAddr / scratchpad-0 write pairs) that the runner steps one by one
-instead of trying to batch them; the same commands in the same order either way.
+weight-pull commands (SocMemBaseAddr / scratchpad-0 write pairs) that the runner applies at once
+(``driver.pull_beats``, checked equal to stepping them) or else steps one by one instead of trying
+to batch them; the same commands in the same order either way.
 """
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def _is_read_column(commands) -> np.ndarray:
 def execute(sim, commands, hints: dict) -> list:
     """Run a stream from the simulator's state: runs of writes (the ``pull`` range stepped one
     command at a time), runs of reads observed; the 16 bytes of every read (uint8 arrays)."""
-    from ila.models.hlscnn.driver import READ_DATA, _as_table
+    from ila.models.hlscnn.driver import READ_DATA, _as_table, pull_beats
     rd = _is_read_column(commands)
     n = len(commands)
     a, b = hints.get("pull", (0, 0))
@@ -79,8 +80,9 @@ def execute(sim, commands, hints: dict) -> list:
                     continue
                 part = commands[lo:hi]
                 if step:
-                    for c in (part.rows() if isinstance(part, CommandTable) else part):
-                        sim.step(c)
+                    if not pull_beats(sim, part):
+                        for c in (part.rows() if isinstance(part, CommandTable) else part):
+                            sim.step(c)
                 else:
                     sim.run(part if isinstance(part, CommandTable) else _as_table(part))
         i = j
