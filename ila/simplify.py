@@ -6,13 +6,15 @@
   source of semantics; uninterpreted functions are never folded unless asked);
 * read-over-write: ``load(store(m, a, d), b)`` is ``d`` when ``a`` and ``b`` are the same term and
   skips the store when both are distinct constants; long chains of constant-address stores are
-  indexed so a load costs a dict lookup;
+  indexed so a load costs a dict lookup (one table per growing chain, shared by its nodes:
+  :class:`_ChainTable`; ``tests/test_simplify_chains.py`` checks it against the store-by-store walk);
 * Boolean and ``ite`` identities (``true & x = x``, ``ite(true, a, b) = a``, ``x = x`` is true).
 
 Every rule is an SMT-LIB identity, so simplified and raw terms are equivalent.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import OrderedDict
 from typing import Mapping, Sequence
 
@@ -22,10 +24,66 @@ from .semantics import TABLE
 from .walk import toposort
 
 _NO_FOLD = {Op.VAR, Op.CONST, Op.LOAD, Op.STORE, Op.APPLY}
+# the operators as module constants (an Enum member lookup is a Python-level call on the hot path)
+_CONST = Op.CONST
+_VAR = Op.VAR
+_STORE = Op.STORE
+_AND = Op.AND
+_APPLY = Op.APPLY
+_CONCAT = Op.CONCAT
+_EQ = Op.EQ
+_EXTRACT = Op.EXTRACT
+_IMPLIES = Op.IMPLIES
+_ITE = Op.ITE
+_LOAD = Op.LOAD
+_NOT = Op.NOT
+_OR = Op.OR
+
+
+class _ChainTable:
+    """The constant-address stores of one growing store chain, in chain order (oldest first):
+    ``data[p]`` is the p-th store's value, ``pos[a]`` the positions of the stores at address ``a``
+    (ascending), ``barrier`` what lies below the chain's oldest indexed store (the first store with
+    a symbolic address, or the chain's base). A chain node is indexed as (table, n): the table's
+    first n stores are the node's constant-address run, so a chain that grows one store at a time
+    (symbolic execution) extends one table in place instead of copying it per node."""
+    __slots__ = ("pos", "data", "barrier")
+
+    def __init__(self, barrier: Expr):
+        self.pos: dict[int, list[int]] = {}
+        self.data: list[Expr] = []
+        self.barrier = barrier
+
+    def append(self, addr: int, value: Expr) -> None:
+        self.pos.setdefault(addr, []).append(len(self.data))
+        self.data.append(value)
+
+    def prefix(self, n: int) -> "_ChainTable":
+        """A new table holding the first ``n`` stores (a chain branching off an older node)."""
+        t = _ChainTable(self.barrier)
+        for a, ps in self.pos.items():
+            kept = ps if ps[-1] < n else ps[:bisect_left(ps, n)]
+            if kept:
+                t.pos[a] = list(kept)
+        t.data = self.data[:n]
+        return t
+
+    def get(self, addr: int, n: int):
+        """The value of the last of the first ``n`` stores at ``addr``, or None."""
+        ps = self.pos.get(addr)
+        if not ps:
+            return None
+        if ps[-1] < n:
+            return self.data[ps[-1]]
+        k = bisect_left(ps, n)
+        return self.data[ps[k - 1]] if k else None
+
+
 # Store-chain indexes are shared by all rewriters (keyed by node uid, which is never reused), so
-# symbolic execution, which makes a rewriter per step, keeps them across steps.
-_CHAIN_INDEX: "OrderedDict[int, tuple[dict, Expr]]" = OrderedDict()
-_CHAIN_INDEX_SIZE = 8
+# symbolic execution, which makes a rewriter per step, keeps them across steps: node uid ->
+# (table, n). Entries share their tables, so many nodes of one chain cost little memory.
+_CHAIN_INDEX: "OrderedDict[int, tuple[_ChainTable, int]]" = OrderedDict()
+_CHAIN_INDEX_SIZE = 4096
 
 
 class Rewriter:
@@ -40,26 +98,29 @@ class Rewriter:
     def __call__(self, exprs: Sequence[Expr]) -> list[Expr]:
         """The rewritten ``exprs``. Nodes rewritten by an earlier call are not visited again, nor
         is anything below them (an iterative post-order over the nodes not yet in the memo)."""
-        memo = self.memo
+        memo, mapping, build = self.memo, self.mapping, self.build
         seen: set[int] = set()
         stack = [(e, False) for e in reversed(exprs) if e.uid not in memo]
+        pop, push = stack.pop, stack.append
         while stack:
-            n, expanded = stack.pop()
+            n, expanded = pop()
             if expanded:
-                if n.op is Op.VAR:
-                    memo[n.uid] = self.mapping.get(n, n)
-                elif not n.args:
+                args = n.args
+                if n.op is _VAR:
+                    memo[n.uid] = mapping.get(n, n)
+                elif not args:
                     memo[n.uid] = n
                 else:
-                    memo[n.uid] = self.build(n.op, n.sort, tuple(memo[a.uid] for a in n.args), n.payload)
+                    memo[n.uid] = build(n.op, n.sort, tuple([memo[a.uid] for a in args]), n.payload)
                 continue
-            if n.uid in seen or n.uid in memo:
+            uid = n.uid
+            if uid in seen or uid in memo:
                 continue
-            seen.add(n.uid)
-            stack.append((n, True))
+            seen.add(uid)
+            push((n, True))
             for a in reversed(n.args):
                 if a.uid not in seen and a.uid not in memo:
-                    stack.append((a, False))
+                    push((a, False))
         return [memo[e.uid] for e in exprs]
 
     def one(self, e: Expr) -> Expr:
@@ -67,17 +128,21 @@ class Rewriter:
 
     # ------------------------------------------------------------------ smart constructor
     def build(self, op: Op, sort, args: tuple, payload) -> Expr:
-        if op not in _NO_FOLD and all(a.op is Op.CONST for a in args):
-            val = TABLE[op].numpy(Expr(op, sort, args, payload), *[a.payload for a in args])
-            return Expr(Op.CONST, sort, (), bool(val) if sort.is_bool else int(val))
-        if op is Op.APPLY and self.fold_ufs and payload.body is not None and all(a.op is Op.CONST for a in args):
+        if op not in _NO_FOLD:
+            for a in args:
+                if a.op is not _CONST:
+                    break
+            else:
+                val = TABLE[op].numpy(Expr(op, sort, args, payload), *[a.payload for a in args])
+                return Expr(_CONST, sort, (), bool(val) if sort.is_bool else int(val))
+        if op is _APPLY and self.fold_ufs and payload.body is not None and all(a.op is _CONST for a in args):
             node = Expr(op, sort, args, payload)
-            return Expr(Op.CONST, sort, (), TABLE[op].numpy(node, *[a.payload for a in args]))
-        if op is Op.LOAD:
+            return Expr(_CONST, sort, (), TABLE[op].numpy(node, *[a.payload for a in args]))
+        if op is _LOAD:
             return self._load(args[0], args[1])
-        if op is Op.ITE:
+        if op is _ITE:
             c, t, e = args
-            if c.op is Op.CONST:
+            if c.op is _CONST:
                 return t if c.payload else e
             if t is e:
                 return t
@@ -85,7 +150,7 @@ class Rewriter:
                 return c
             if _const(t, 0) and _is_zero_test(c, e):      # ite(x = 0, 0, x) = x
                 return e
-        elif op is Op.AND:
+        elif op is _AND:
             a, b = args
             if a is FALSE or b is FALSE:
                 return FALSE
@@ -93,7 +158,7 @@ class Rewriter:
                 return b
             if b is TRUE or a is b:
                 return a
-        elif op is Op.OR:
+        elif op is _OR:
             a, b = args
             if a is TRUE or b is TRUE:
                 return TRUE
@@ -101,19 +166,19 @@ class Rewriter:
                 return b
             if b is FALSE or a is b:
                 return a
-        elif op is Op.NOT:
-            if args[0].op is Op.NOT:
+        elif op is _NOT:
+            if args[0].op is _NOT:
                 return args[0].args[0]
-        elif op is Op.IMPLIES:
+        elif op is _IMPLIES:
             a, b = args
             if a is FALSE or b is TRUE:
                 return TRUE
             if a is TRUE:
                 return b
-        elif op is Op.EQ:
+        elif op is _EQ:
             if args[0] is args[1]:
                 return TRUE
-        elif op is Op.EXTRACT and args[0].op is Op.CONCAT:
+        elif op is _EXTRACT and args[0].op is _CONCAT:
             hi, lo = payload
             top, bot = args[0].args
             wb = bot.sort.width
@@ -121,50 +186,54 @@ class Rewriter:
                 return self.build(op, sort, (bot,), payload) if (hi, lo) != (wb - 1, 0) else bot
             if lo >= wb:
                 return self.build(op, sort, (top,), (hi - wb, lo - wb)) if (hi - wb, lo - wb) != (top.sort.width - 1, 0) else top
-        elif op is Op.EXTRACT and payload == (args[0].sort.width - 1, 0):
+        elif op is _EXTRACT and payload == (args[0].sort.width - 1, 0):
             return args[0]
-        elif op is Op.EXTRACT and args[0].op is Op.EXTRACT:       # extract of extract
+        elif op is _EXTRACT and args[0].op is _EXTRACT:       # extract of extract
             hi, lo = payload
             base_lo = args[0].payload[1]
             return self.build(op, sort, args[0].args, (hi + base_lo, lo + base_lo))
-        elif op is Op.CONCAT and args[0].op is Op.EXTRACT and args[1].op is Op.EXTRACT \
+        elif op is _CONCAT and args[0].op is _EXTRACT and args[1].op is _EXTRACT \
                 and args[0].args[0] is args[1].args[0] and args[0].payload[1] == args[1].payload[0] + 1:
             # adjacent fields of one value: concat(x[h:m+1], x[m:l]) = x[h:l]
-            return self.build(Op.EXTRACT, sort, args[0].args, (args[0].payload[0], args[1].payload[1]))
+            return self.build(_EXTRACT, sort, args[0].args, (args[0].payload[0], args[1].payload[1]))
         elif op in _ARITH:
             out = _arith(self, op, sort, args)
             if out is not None:
                 return out
         return Expr(op, sort, args, payload)
 
-    def _chain_index(self, top: Expr) -> tuple[dict, Expr]:
-        """Index of a store chain: {const addr: data} for the constant-address stores above the
-        barrier (the first store with a symbolic address, or the chain's base)."""
-        hit = self._index.get(top.uid)
+    def _chain_index(self, top: Expr) -> tuple[_ChainTable, int]:
+        """Index of a store chain: (table, n), the first n stores of the table being the
+        constant-address stores from ``top`` down to the barrier (the first store with a symbolic
+        address, or the chain's base), oldest first (:class:`_ChainTable`)."""
+        index = self._index
+        hit = index.get(top.uid)
         if hit is not None:
-            self._index.move_to_end(top.uid)
+            index.move_to_end(top.uid)
             return hit
         pending = []
         node = top
-        base_index = None
-        while node.op is Op.STORE and node.args[1].op is Op.CONST:
-            cached = self._index.get(node.uid)
-            if cached is not None and node is not top:
-                base_index = cached
-                break
+        base = None
+        while node.op is _STORE and node.args[1].op is _CONST:
+            if node is not top:
+                base = index.get(node.uid)
+                if base is not None:
+                    break
             pending.append(node)
             node = node.args[0]
-        if base_index is not None:
-            table, barrier = dict(base_index[0]), base_index[1]
+        if base is None:
+            table, n = _ChainTable(node), 0
         else:
-            table, barrier = {}, node
+            table, n = base
+            if n != len(table.data):        # a branch off an older node of the chain: its own table
+                table = table.prefix(n)
         for st in reversed(pending):
-            table[st.args[1].payload] = st.args[2]
-        res = (table, barrier)
-        self._index[top.uid] = res
-        if len(self._index) > _CHAIN_INDEX_SIZE:
-            self._index.popitem(last=False)
-        return res
+            table.append(st.args[1].payload, st.args[2])
+        n += len(pending)
+        index[top.uid] = (table, n)
+        if len(index) > _CHAIN_INDEX_SIZE:
+            index.popitem(last=False)
+        return table, n
 
     def load(self, mem: Expr, addr: Expr) -> Expr:
         """``load(mem, addr)`` simplified by read-over-write, without traversing ``mem``."""
@@ -172,16 +241,17 @@ class Rewriter:
 
     def _load(self, mem: Expr, addr: Expr) -> Expr:
         while True:
-            if mem.op is Op.STORE:
+            if mem.op is _STORE:
                 if mem.args[1] is addr:
                     return mem.args[2]
-                if addr.op is Op.CONST and mem.args[1].op is Op.CONST:
+                if addr.op is _CONST and mem.args[1].op is _CONST:
                     # skip a long run of constant stores at once
-                    table, barrier = self._chain_index(mem) if _long(mem) else (None, None)
-                    if table is not None:
-                        if addr.payload in table:
-                            return table[addr.payload]
-                        mem = barrier
+                    if _long(mem):
+                        table, n = self._chain_index(mem)
+                        hit = table.get(addr.payload, n)
+                        if hit is not None:
+                            return hit
+                        mem = table.barrier
                         continue
                     mem = mem.args[0]
                     continue

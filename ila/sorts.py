@@ -32,7 +32,6 @@ class _Canonical(Sort):
     every expression node holds its sort). Immutable; pickles and copies to the canonical object."""
 
     __slots__ = ()
-    _cache: dict = {}
 
     def __setattr__(self, name, value):
         raise AttributeError(f"{type(self).__name__} is immutable")

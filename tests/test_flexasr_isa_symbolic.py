@@ -19,6 +19,11 @@ def _words():
     yield isa.pack_word([syms[k] if k % 3 else int(rng.integers(0, 256)) for k in range(16)])
     yield isa.pack_word([int(v) for v in rng.integers(0, 256, 16)])
     yield isa.pack_word([extract(symbol("isa.wide", BvSort(32)), 7 + k % 4, k % 4) for k in range(16)])
+    # fields that straddle digits, and a field that is itself a concatenation
+    widths = [6, 10, 4, 12, 8, 8, 3, 5, 16, 20, 12, 24]
+    parts = [(symbol(f"isa.f{k}", BvSort(w)), w) for k, w in enumerate(widths)]
+    parts[4] = (generic.join([(symbol("isa.hi4", BvSort(4)), 4), (symbol("isa.lo4", BvSort(4)), 4)]), 8)
+    yield generic.join(parts)
 
 
 def _reference_digits(word):
@@ -29,7 +34,7 @@ def _reference_bytes(digits):
     return [generic.join([(digits[30 - 2 * k], 4), (digits[31 - 2 * k], 4)]) for k in range(16)]
 
 
-@pytest.mark.parametrize("n", range(4))
+@pytest.mark.parametrize("n", range(5))
 def test_digits_and_bytes_are_generics_node_for_node(n):
     word = list(_words())[n]
     got, want = isa.word_digits(word), _reference_digits(word)

@@ -1669,8 +1669,11 @@ def verdict(mapping, proof: PhaseProof, rows: list[Row], notes: list[str], statu
             what = (f"{len(proof.phases)} loops proved for a tracked cell ({sum(1 for r in rows if r.status is Status.HOLDS)} "
                     f"clauses, lemmas and checks hold; {len(proof.lemmas)} stream lemmas)")
         else:
-            what = (f"{len(proof.pieces)} pieces proved ({', '.join(proof.pieces)}) and {len(proof.checks)} lemmas "
-                    f"tying them to the whole program hold")
+            if proof.pieces:
+                what = (f"{len(proof.pieces)} pieces proved ({', '.join(proof.pieces)}) and {len(proof.checks)} lemmas "
+                        f"tying them to the whole program hold")
+            else:
+                what = f"{len(proof.checks)} lemmas hold ({', '.join(n for n, _ in proof.checks)})"
         extra = "; ".join(proof.notes + notes)
         return Proved("chc", solver, seconds, f"{what}; {describe(covers, proof.scope)}" + (f"; {extra}" if extra else ""),
                       scope=proof.scope, covers=covers)

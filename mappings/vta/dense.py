@@ -115,12 +115,13 @@ def quantize(t, name: str = "tensor") -> tuple[np.ndarray, float]:
     layer's weights, the same in every call of a co-simulation) is looked up (:class:`_Memo`: the
     stored copy must equal it element for element), not quantised again."""
     arr = np.asarray(t)
-    memo = _MEMO if arr.size >= MEMO_MIN and arr.dtype.kind == "f" else None
-    if memo is not None and (hit := memo.get(arr)) is not None:
+    if arr.size < MEMO_MIN or arr.dtype.kind != "f":
+        return _quantize(arr, name)
+    key = _MEMO._key(arr)
+    if (hit := _MEMO.get(arr, key)) is not None:
         return hit
     got = _quantize(arr, name)
-    if memo is not None:
-        memo.put(arr, got)
+    _MEMO.put(arr, got, key)
     return got
 
 
@@ -148,37 +149,44 @@ class _Memo:
     error: entries are found by the sample alone, to show the memo's test catches it."""
 
     def __init__(self, size: int = 8, bug: str | None = None):
+        import threading
         from collections import OrderedDict
         self.size, self.bug = size, bug
         self.stored: OrderedDict = OrderedDict()        # key -> (copy, (codes, scale))
         self.seen: OrderedDict = OrderedDict()          # keys seen once
+        self.lock = threading.Lock()                    # callers co-simulating from several threads
 
     @staticmethod
     def _key(arr: np.ndarray) -> tuple:
         idx = np.linspace(0, arr.size - 1, 64).astype(np.int64)
         return arr.shape, arr.dtype.str, arr.flat[idx].tobytes()
 
-    def get(self, arr: np.ndarray):
-        key = self._key(arr)
-        hit = self.stored.get(key)
-        if hit is None or not (self.bug == "identity_only" or np.array_equal(hit[0], arr)):
-            return None
-        self.stored.move_to_end(key)
-        return hit[1]
+    def get(self, arr: np.ndarray, key: tuple | None = None):
+        """The (codes, scale) stored for ``arr``'s content, or None. ``key``: ``_key(arr)`` if the
+        caller has it."""
+        key = self._key(arr) if key is None else key
+        with self.lock:
+            hit = self.stored.get(key)
+            if hit is None or not (self.bug == "identity_only" or np.array_equal(hit[0], arr)):
+                return None
+            self.stored.move_to_end(key)
+            return hit[1]
 
-    def put(self, arr: np.ndarray, got: tuple) -> None:
-        key = self._key(arr)
-        if key not in self.seen:
-            self.seen[key] = True
-            while len(self.seen) > 8 * self.size:
-                self.seen.popitem(last=False)
-            return
-        codes = got[0]
-        codes.flags.writeable = False
-        self.stored[key] = (arr.copy(), got)
-        self.stored.move_to_end(key)
-        while len(self.stored) > self.size:
-            self.stored.popitem(last=False)
+    def put(self, arr: np.ndarray, got: tuple, key: tuple | None = None) -> None:
+        """Note ``arr``'s quantisation ``got``: stored if its sample was seen before."""
+        key = self._key(arr) if key is None else key
+        with self.lock:
+            if key not in self.seen:
+                self.seen[key] = True
+                while len(self.seen) > 8 * self.size:
+                    self.seen.popitem(last=False)
+                return
+            codes = got[0]
+            codes.flags.writeable = False
+            self.stored[key] = (arr.copy(), got)
+            self.stored.move_to_end(key)
+            while len(self.stored) > self.size:
+                self.stored.popitem(last=False)
 
 
 _MEMO = _Memo()

@@ -32,7 +32,9 @@ import json
 import numpy as np
 
 from ila import generic
-from ila.expr import Expr, bv_const, concat, extract
+from ila.expr import Expr, bv_const
+from ila.ops import Op
+from ila.sorts import BvSort
 from ila.simplify import Rewriter
 from ila.commands import CommandTable
 from ila.errors import D2AError
@@ -92,8 +94,39 @@ def word_digits(word) -> list:
     ``tests/test_flexasr_isa_symbolic.py``)."""
     if isinstance(word, Expr):
         rw = Rewriter()
-        return [rw.one(extract(word, 127 - 4 * j, 124 - 4 * j)) for j in range(32)]
+        top, nib = rw.one(word), BvSort(4)
+        leaves = _concat_leaves(top)
+        out = []
+        for j in range(32):
+            hi, lo = 127 - 4 * j, 124 - 4 * j
+            leaf = leaves.get(lo >> 2)
+            if leaf is not None and leaf[1] + leaf[0].sort.width > hi:
+                # the simplifier's extract-of-concat descent ends at this leaf with these bounds
+                out.append(rw.build(Op.EXTRACT, nib, (leaf[0],), (hi - leaf[1], lo - leaf[1])))
+            else:
+                out.append(rw.build(Op.EXTRACT, nib, (top,), (hi, lo)))
+        return out
     return [generic.field(word, 124 - 4 * j, 4) for j in range(32)]
+
+
+def _concat_leaves(top: Expr) -> dict:
+    """The leaves (nodes that are not concatenations) of ``top``'s concatenation tree by the 4-bit
+    digits they hold whole: {digit d: (leaf, the leaf's lowest bit)} for every digit (bits 4d + 3
+    down to 4d) inside one leaf.
+    A digit inside one leaf is what ``Rewriter``'s extract-of-concat descent reduces to an extract
+    of that leaf (no concatenation on the way matches the digit's bounds: each is wider than the
+    leaf), so :func:`word_digits` builds that extract directly instead of descending per digit."""
+    out, stack = {}, [(top, 0)]
+    while stack:
+        node, lo = stack.pop()
+        if node.op is Op.CONCAT:
+            hi_part, lo_part = node.args
+            stack.append((lo_part, lo))
+            stack.append((hi_part, lo + lo_part.sort.width))
+        else:
+            for d in range(-(-lo // 4), (lo + node.sort.width) // 4):
+                out[d] = (node, lo)
+    return out
 
 
 class SymbolicHex:
@@ -158,7 +191,7 @@ def word_bytes(digits: list) -> list:
     def byte(hi, lo):
         if not generic.is_symbolic(hi, lo):
             return (generic.const(hi, 4) << 4) | generic.const(lo, 4)
-        return rw.one(concat(nibble(hi), nibble(lo)))
+        return rw.build(Op.CONCAT, BvSort(8), (rw.one(nibble(hi)), rw.one(nibble(lo))), None)
     return [byte(digits[30 - 2 * k], digits[31 - 2 * k]) for k in range(16)]
 
 
