@@ -139,10 +139,11 @@ CORRUPTIONS = {"kernel flipped": lambda x, w: (x, w[:, :, ::-1, ::-1]),
 def test_the_term_walk_matches_every_output_of_a_correct_proof(monkeypatch, bits):
     from mappings.hlscnn import conv2d_nchw_chc
     seen = []
-    real = conv2d_nchw_chc._TermWalk.matches
-    monkeypatch.setattr(conv2d_nchw_chc._TermWalk, "matches", lambda self, *a: seen.append(real(self, *a)) or seen[-1])
+    real = conv2d_nchw_chc._TermWalk.mismatches
+    monkeypatch.setattr(conv2d_nchw_chc._TermWalk, "mismatches", lambda self, *a: seen.append(real(self, *a)) or seen[-1])
     assert _term_check(monkeypatch, bits=bits) == []
-    assert len(seen) == 2 * 4 * 4 and all(seen)         # no output needed the slow comparison
+    (mask,) = seen
+    assert mask.shape == (2, 4, 4) and not mask.any()         # no output needed the slow comparison
 
 
 @pytest.mark.parametrize("corrupt", list(CORRUPTIONS))
@@ -164,21 +165,33 @@ def test_a_walk_that_skips_the_activations_disagrees_with_the_slow_comparison(mo
 
 @pytest.mark.parametrize("bits", [16, 8])
 def test_the_tuple_tree_is_the_declared_term(bits):
-    """numerics_term with free_apply builds the declared term's shape: the tree, its tuples applied
-    as the functions they name, is the declared term itself (the same hash-consed nodes)."""
+    """padded_term with tree=True is the declared term's shape: the shared tree, its tuples applied as
+    the functions they name with every leaf read at an output's index, is that output's declared
+    term itself (the same hash-consed nodes)."""
     import numpy as np
     from mappings.hlscnn.conv2d_nchw_proof import padded_term, symbolic_job
-    from mappings.hlscnn.conv2d_proof import free_apply
+    from mappings.hlscnn.conv2d_proof import read_at
     _, x_raw, w_raw, _ = symbolic_job(TERM_SHAPE, bits)
-    memo = {}
 
-    def build(n):
-        if type(n) is not tuple:
-            return n
-        if id(n) not in memo:
-            memo[id(n)] = (n, n[0](*map(build, n[1])))
-        return memo[id(n)][1]
-    tree = padded_term(x_raw, w_raw, TERM_SHAPE, bits, apply=free_apply)
+    def build(n, index):
+        if type(n) is tuple:
+            return n[0](*(build(a, index) for a in n[1]))
+        return read_at(n, tuple(np.array(k) for k in index))
+    tree = padded_term(x_raw, w_raw, TERM_SHAPE, bits, tree=True)
     want = padded_term(x_raw, w_raw, TERM_SHAPE, bits)
-    assert tree.shape == want.shape and all(build(t) is e for t, e in zip(tree.ravel(), want.ravel()))
-    assert all(type(t) is tuple for t in tree.ravel()) and np.asarray(want).dtype == object
+    assert tree.shape == want.shape == (2, 4, 4) and np.asarray(want).dtype == object
+    assert all(build(*t) is e for t, e in zip(tree.ravel(), want.ravel()))
+    # every element names its own output (numerics_term's [OH, OW, O] index of out[o, oy, ox])
+    assert all(t[1] == (oy, ox, o) for (o, oy, ox), t in np.ndenumerate(tree))
+
+
+def test_read_at_broadcasts_and_refuses_a_wrong_rank():
+    import numpy as np
+    from mappings.hlscnn.conv2d_proof import read_at
+    a = np.arange(6).reshape(2, 1, 3)
+    index = (np.array([1, 0]), np.array([4, 2]), np.array([2, 0]))
+    assert read_at(a, index).tolist() == [5, 0]
+    with pytest.raises(IndexError):
+        read_at(a, index[:2])
+    with pytest.raises(IndexError):
+        read_at(a, (np.array([2]), np.array([0]), np.array([0])))

@@ -158,12 +158,15 @@ def _substitution(arrays: dict):
 
 
 class _TermWalk:
-    """Matches a term built by ``numerics_term`` with ``free_apply`` (a tree of tuples ``(function,
-    arguments)`` whose leaves are expressions) against a chain of V's steps, building no term. The
-    template is ``step(0, 0, 0, 0, 0, 0, prev)`` with placeholder leaves (lane i's weight and
-    activation) and a placeholder ``prev``: a template node without placeholders must be the
-    tree's leaf itself; any other is an application, matched by a tuple of the same function (so
-    of the same sort) and arity, argument by argument. ``bug`` seeds a deliberate error
+    """Matches the declared term built as one tree over operand arrays (``numerics_term`` with
+    ``tree=True``: tuples ``(function, arguments)``, leaves arrays read at each output's index, see
+    :func:`mappings.hlscnn.conv2d_proof.read_at`) against a chain of V's steps, for every output at
+    once, building no term. The template is ``step(0, 0, 0, 0, 0, 0, prev)`` with placeholder
+    leaves (lane i's weight and activation) and a placeholder ``prev``: a template node without
+    placeholders must be the tree's node itself; any other is an application, matched by a tuple of
+    the same function (so of the same sort) and arity, argument by argument. A leaf bound to a
+    weight or activation placeholder is compared output by output (as the uids of its normalised
+    terms, read at each output's index) with V's leaf there. ``bug`` seeds a deliberate error
     (:data:`WALK_BUGS`), to show that the differential test against the slow comparison catches it."""
 
     def __init__(self, step, rw, bug: str | None = None):
@@ -189,42 +192,62 @@ class _TermWalk:
             bound[t.uid] = n
             return True
         if self.ground[t.uid]:
-            return t is n
-        if type(n) is not tuple or n[0] is not t.payload or len(n[1]) != len(t.args):
+            return n is t or isinstance(n, np.ndarray) and n.dtype == object and all(e is t for e in n.flat)
+        if type(n) is not tuple or len(n) != 2 or n[0] is not t.payload or len(n[1]) != len(t.args):
             return False
         for a, b in zip(t.args, n[1]):
             if not self._match(a, b, bound):
                 return False
         return True
 
-    def _same(self, got, ours) -> bool:
-        if got is ours:
-            return True
-        if not isinstance(got, Expr):
-            return False
-        g = self.norm.get(got.uid)
+    def uid(self, e) -> int:
+        """The uid of ``e`` normalised (-1 for anything but a term)."""
+        if not isinstance(e, Expr):
+            return -1
+        g = self.norm.get(e.uid)
         if g is None:
-            g = self.norm[got.uid] = self.rw.one(got)
-        return g is ours
+            g = self.norm[e.uid] = self.rw.one(e).uid
+        return g
 
-    def matches(self, tree, expect, zero) -> bool:
-        """``tree`` is step(...step(zero, leaves of the first tap)..., leaves of the last tap):
-        ``expect`` yields, from the last tap to the first, the (weights, activations) of the 8 lanes
-        (V's leaves)."""
-        node = tree
-        for ws, xs in expect:
-            bound = {}
-            if not self._match(self.tmpl, node, bound):
-                return False
-            for h, e in zip(self.w, ws):
-                if not self._same(bound[h.uid], e):
-                    return False
-            if self.bug != "activations_unchecked":
-                for h, e in zip(self.x, xs):
-                    if not self._same(bound[h.uid], e):
-                        return False
-            node = bound[self.prev.uid]
-        return self._same(node, zero)
+    def _uids(self, leaf, index: tuple) -> np.ndarray:
+        """The normalised uids of ``leaf`` (a term or an array of terms) at every output's ``index``."""
+        from mappings.hlscnn.conv2d_proof import read_at
+        if isinstance(leaf, np.ndarray) and leaf.dtype == object:
+            u = np.fromiter((self.uid(e) for e in leaf.flat), np.int64, leaf.size).reshape(leaf.shape)
+            return np.broadcast_to(read_at(u, index), index[0].shape)
+        return np.full(index[0].shape, self.uid(leaf))
+
+    def mismatches(self, tree: np.ndarray, expect, zero) -> np.ndarray:
+        """The outputs (a boolean mask of ``tree``'s shape) where the walk does not show the term to
+        be V's unrolling. ``tree``'s elements are ``(root, index)`` of one shared root; ``expect``
+        yields, from the last tap to the first, the (weights, activations) of the 8 lanes as arrays
+        of the uids of V's normalised leaves, broadcast to ``tree``'s shape; the chain must end in
+        ``zero`` (V(0))."""
+        every = np.ones(tree.shape, dtype=bool)
+        flat = list(tree.flat)
+        if not flat or any(type(t) is not tuple or len(t) != 2 or t[0] is not flat[0][0] for t in flat):
+            return every
+        try:
+            index = tuple(np.array(k, dtype=np.int64).reshape(tree.shape) for k in zip(*(t[1] for t in flat)))
+        except (TypeError, ValueError):
+            return every
+        bad = np.zeros(tree.shape, dtype=bool)
+        node = flat[0][0]
+        try:
+            for ws, xs in expect:
+                bound = {}
+                if not self._match(self.tmpl, node, bound):
+                    return every
+                for h, e in zip(self.w, ws):
+                    bad |= self._uids(bound[h.uid], index) != e
+                if self.bug != "activations_unchecked":
+                    for h, e in zip(self.x, xs):
+                        bad |= self._uids(bound[h.uid], index) != e
+                node = bound[self.prev.uid]
+            bad |= self._uids(node, index) != self.uid(zero)
+        except IndexError:
+            return every
+        return bad
 
 
 def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhaseProof:
@@ -376,17 +399,17 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
 
     # ------------------------------------------------------------------ checks: the term, the read-back
     def term_problems():
-        """V unrolled at every output is the declared term. The declared term, built as a tree of
-        tuples (``numerics_term`` with ``free_apply``: the same term, no expression nodes), is
-        walked top-down, tap by tap from the last, against a template: one step of V built by
-        :func:`step` itself from placeholder leaves and a placeholder ``prev`` (so the walk checks
-        V's own definition); each leaf the walk binds must be V's leaf at that point (the data
-        substituted, both sides normalised), and the chain must end in V(0) = 0. An output where
-        the walk fails is compared the slow way (V unrolled by :func:`step` and the declared term
-        as expressions, both normalised), which reports; ``TERM_WALK = False`` compares every
-        output that way (the differential test)."""
+        """V unrolled at every output is the declared term. The declared term, built for all
+        outputs at once as one tree of tuples over operand arrays (``padded_term`` with
+        ``tree=True``: the same term, no expression nodes), is walked top-down, tap by tap from the
+        last, against a template: one step of V built by :func:`step` itself from placeholder
+        leaves and a placeholder ``prev`` (so the walk checks V's own definition); each leaf array
+        the walk binds, read at every output's index, must be V's leaf at that output (the data
+        substituted, both sides normalised, compared as uids with numpy), and the chain must end in
+        V(0) = 0. An output where the walk fails is compared the slow way (V unrolled by
+        :func:`step` and the declared term as expressions, both normalised), which reports;
+        ``TERM_WALK = False`` compares every output that way (the differential test)."""
         from mappings.hlscnn.conv2d_nchw_proof import padded_term
-        from mappings.hlscnn.conv2d_proof import free_apply
         rw, subst = Rewriter(), _substitution({X.uid: data[:nx], Wt.uid: data[nx:]})
 
         def leaf(fn, *idx):
@@ -419,26 +442,35 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
             goal = rw.one(declared[0][o, oy, ox])
             # terms are hash-consed: the same term is the same node (normalised only to confirm a difference)
             return v is goal or rw.one(v) is goal
-        taps = [(cb, ky, kx) for cb in range(ncb) for ky in range(K) for kx in range(K)][::-1]
+        taps = [(cb, ky, kx) for cb in range(ncb) for ky in range(K) for kx in range(K)]
+        mask = np.ones((O, OH, OW), dtype=bool)
         if TERM_WALK:
-            walk, tree = _TermWalk(step, rw, WALK_BUG), padded_term(x_raw, w_raw, shape, bits, apply=free_apply)
-            # V's leaves per (filter, tap) and per (channel block, padded pixel), shared by the outputs
-            wl = {(o, t): [wa(o, cb * BLOCK + i, ky, kx) for i in range(BLOCK)]
-                  for o in range(O) for t, (cb, ky, kx) in enumerate(taps)}
-            xl = {(cb, y, x): [xa(cb * BLOCK + i, y, x) for i in range(BLOCK)]
-                  for cb in range(ncb) for y in range(Hp) for x in range(Wp)}
+            walk = _TermWalk(step, rw, WALK_BUG)
+            tree = padded_term(x_raw, w_raw, shape, bits, tree=True)
+            # V's leaves as uids of their normalised terms: weights [O, tap, lane], activations
+            # [channel block, padded row, padded column, lane]
+            wl = np.array([[[walk.uid(wa(o, cb * BLOCK + i, ky, kx)) for i in range(BLOCK)] for cb, ky, kx in taps]
+                           for o in range(O)], dtype=np.int64).reshape(O, len(taps), BLOCK)
+            xl = np.array([[[[walk.uid(xa(cb * BLOCK + i, y, x)) for i in range(BLOCK)] for x in range(Wp)]
+                            for y in range(Hp)] for cb in range(ncb)], dtype=np.int64).reshape(ncb, Hp, Wp, BLOCK)
+            oys, oxs = np.arange(OH)[:, None] * S, np.arange(OW)[None, :] * S
+
+            def expect():
+                """Per tap from the last: lane i's weight at out[o, oy, ox] is w16(o, 8 cb + i, ky, kx),
+                its activation xpad(8 cb + i, S oy + ky, S ox + kx) (as in :func:`step`)."""
+                for t in range(len(taps) - 1, -1, -1):
+                    cb, ky, kx = taps[t]
+                    yield ([wl[:, t, i][:, None, None] for i in range(BLOCK)],
+                           [xl[cb, oys + ky, oxs + kx, i][None] for i in range(BLOCK)])
+            if tree.shape == mask.shape:
+                mask = walk.mismatches(tree, expect(), z16)
         bad = []
-        for o in range(O):
-            for oy in range(OH):
-                for ox in range(OW):
-                    if TERM_WALK and walk.matches(tree[o, oy, ox], ((wl[o, t], xl[cb, oy * S + ky, ox * S + kx])
-                                                                    for t, (cb, ky, kx) in enumerate(taps)), z16):
-                        continue
-                    if slow(o, oy, ox):
-                        continue
-                    bad.append(f"out[{o}, {oy}, {ox}]: the specification's unrolling is not the declared term")
-                    if len(bad) >= 3:
-                        return bad
+        for o, oy, ox in zip(*np.nonzero(mask)):
+            if slow(int(o), int(oy), int(ox)):
+                continue
+            bad.append(f"out[{o}, {oy}, {ox}]: the specification's unrolling is not the declared term")
+            if len(bad) >= 3:
+                return bad
         return bad
 
     def readback_problems():

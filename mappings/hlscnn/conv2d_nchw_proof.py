@@ -84,14 +84,15 @@ def proof_setup_w8(shape: dict, *, numerics: str = "uf") -> ProofSetupExt:
 
 
 # ----------------------------------------------------------------------------- declared numerics (C > 1)
-def padded_term(x_raw, w_raw, shape: dict, bits: int, *, apply=None) -> np.ndarray:
+def padded_term(x_raw, w_raw, shape: dict, bits: int, *, tree: bool = False) -> np.ndarray:
     """The declared numerics of hlscnn.conv2d_nchw / _w8 as terms out[O, OH, OW] over ``x_raw``
     [C, H, W] (16-bit ACT raw) and ``w_raw`` [O, C, K, K] (``bits``-bit raw): the IR's conv2d with
     P zero rows and columns around x, computed in HLSCNN's order and rounding
     (:func:`mappings.hlscnn.conv2d_proof.numerics_term`, :data:`~mappings.hlscnn.conv2d_proof.DESCRIBE`).
     The padded image and the weight layout are built here from the IR's definitions, not with the
     mapping's host layout functions, so a layout bug there is a difference the proof sees.
-    ``apply``: as for ``numerics_term`` (the term as tuples with ``conv2d_proof.free_apply``)."""
+    ``tree``: as for ``numerics_term`` (the term as one tree of tuples over operand arrays, each
+    element ``(root, index)`` with ``index`` numerics_term's output index [OH, OW, O])."""
     from mappings.hlscnn.conv2d_proof import numerics_term
     x = np.asarray(x_raw, dtype=object)
     C, H, W = x.shape
@@ -106,7 +107,7 @@ def padded_term(x_raw, w_raw, shape: dict, bits: int, *, apply=None) -> np.ndarr
     w_ohwc = np.empty((w.shape[0], w.shape[2], w.shape[3], w.shape[1]), dtype=object)
     for o, c, ky, kx in np.ndindex(*w.shape):
         w_ohwc[o, ky, kx, c] = w[o, c, ky, kx]
-    t = numerics_term(img, w_ohwc, shape["S"], bits, apply=apply)                   # [OH, OW, O]
+    t = numerics_term(img, w_ohwc, shape["S"], bits, tree=tree)                   # [OH, OW, O]
     return np.moveaxis(t, 2, 0)
 
 

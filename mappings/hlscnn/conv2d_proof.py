@@ -161,15 +161,37 @@ DESCRIBE = ("conv2d in HLSCNN's order and rounding: for each output, the kernel 
             "(Psum2Act) after every tap; activations Q16.7, weights Q16.14 (or Q8.6 widened by a zero byte)")
 
 
-def free_apply(f, *args) -> tuple:
-    """A free constructor of function applications: ``(f, args)``. :func:`numerics_term` built with
-    it gives its term as a tree of tuples, of the same shape as the expression it builds by default
-    (a FuncRef application builds an expression node of the function and its arguments, nothing
-    else), at a fraction of the cost: the phase proof's term check walks that tree."""
+def _array(v) -> np.ndarray:
+    """``v`` as an object array (a lone term or tuple as a 0-d array, never taken apart)."""
+    if isinstance(v, np.ndarray):
+        return v
+    a = np.empty((), dtype=object)
+    a[()] = v
+    return a
+
+
+def _elementwise(f, *args) -> np.ndarray:
+    """``f`` applied element by element to its broadcast arguments (object arrays or lone terms)."""
+    return _array(np.frompyfunc(f, len(args), 1)(*map(_array, args)))
+
+
+def _free(f, *args) -> tuple:
+    """A free constructor of function applications: ``(f, args)``, the arguments kept whole."""
     return (f, args)
 
 
-def numerics_term(x_raw, w_raw, stride: int, bits: int = 16, *, apply=None) -> np.ndarray:
+def read_at(a, index: tuple):
+    """Element ``index`` (a tuple of int arrays, one per axis of the term's output) of the leaf ``a``
+    broadcast to the output: an axis where ``a`` has length 1 is read at 0. A lone term is itself.
+    Raises IndexError when ``a`` has another number of axes or an index beyond an axis."""
+    if not isinstance(a, np.ndarray) or a.ndim == 0:
+        return a if not isinstance(a, np.ndarray) else a[()]
+    if a.ndim != len(index):
+        raise IndexError(f"a leaf of {a.ndim} axes read at an index of {len(index)}")
+    return a[tuple(i if n > 1 else np.zeros_like(i) for i, n in zip(index, a.shape))]
+
+
+def numerics_term(x_raw, w_raw, stride: int, bits: int = 16, *, tree: bool = False) -> np.ndarray:
     """The declared numerics of hlscnn.conv2d / conv2d_w8 (issue 26, item 4): out[OH, OW, O] as
     16-bit ACT terms over ``x_raw`` [H, W, C] (16-bit ACT raw values: ints or terms) and ``w_raw``
     [O, K, K, C] (``bits``-bit raw weights), the IR's valid conv2d computed in the accelerator's
@@ -177,9 +199,15 @@ def numerics_term(x_raw, w_raw, stride: int, bits: int = 16, *, apply=None) -> n
     (:mod:`ila.models.hlscnn.numerics`) uninterpreted; their numpy bodies give its values. Unlike the
     IR's channel-major sum of exact products, the hardware rounds once per kernel tap after summing
     a block of 8 channels, so the term is not the IR's sum: its distance to the float32 operator is
-    measured (:func:`gap`), not proved. ``apply(f, *args)`` applies the four datapath functions
-    (default: ``f(*args)``, the expression; :func:`free_apply`: the same term as tuples); the leaves
-    (the operands, 0) are expressions either way."""
+    measured (:func:`gap`), not proved.
+
+    The term is built for all outputs at once: each datapath function is applied to whole arrays
+    of operands (activations [OH, OW, 1] at the tap's window, weights [1, 1, O]), element by
+    element. ``tree=True`` keeps those applications as one shared tree of tuples ``(function,
+    arguments)`` whose leaves are the operand arrays (and lone constants): every element of the
+    result is ``(root, index)``, the output's term being the tree with each leaf read at ``index``
+    (:func:`read_at`); the phase proof's term check walks that tree once instead of building a term
+    per output."""
     x = np.asarray(x_raw, dtype=object)
     w = np.asarray(w_raw, dtype=object)
     H, W, C = x.shape
@@ -200,28 +228,26 @@ def numerics_term(x_raw, w_raw, stride: int, bits: int = 16, *, apply=None) -> n
     wt[..., :C] = np.frompyfunc(widen, 1, 1)(w) if w.size else w
     xt = np.full((H, W, ncb * 8), z16, dtype=object)
     xt[..., :C] = np.frompyfunc(lambda v: e16(v, 16), 1, 1)(x) if x.size else x
-
-    def wv(o, ky, kx, c):
-        return wt[o, ky, kx, c]
-
-    def xv(y, xx, c):
-        return xt[y, xx, c]
-    app = apply or (lambda f, *a: f(*a))
+    rows, cols = np.arange(OH) * stride, np.arange(OW) * stride
+    app = _free if tree else _elementwise
+    v = None
+    for cb in range(ncb):
+        for ky in range(K):
+            for kx in range(K):
+                psum = z32
+                for i in range(8):
+                    c = 8 * cb + i
+                    wv = wt[:, ky, kx, c].reshape(1, 1, O)
+                    xv = xt[(rows + ky)[:, None], (cols + kx)[None, :], c][:, :, None]
+                    psum = app(CONV_MAC, psum, wv, xv)
+                p = app(ACT_ADD_PSUM, app(PSUM_TO_ACT_RND, psum), z16 if v is None else v)
+                v = app(PSUM_TO_ACT_TRN, p)
     out = np.empty((OH, OW, O), dtype=object)
-    for oy in range(OH):
-        for ox in range(OW):
-            for o in range(O):
-                v = None
-                for cb in range(ncb):
-                    for ky in range(K):
-                        for kx in range(K):
-                            psum = z32
-                            for i in range(8):
-                                c = 8 * cb + i
-                                psum = app(CONV_MAC, psum, wv(o, ky, kx, c), xv(oy * stride + ky, ox * stride + kx, c))
-                            p = app(ACT_ADD_PSUM, app(PSUM_TO_ACT_RND, psum), z16 if v is None else v)
-                            v = app(PSUM_TO_ACT_TRN, p)
-                out[oy, ox, o] = v
+    if tree:
+        for idx in np.ndindex(OH, OW, O):
+            out[idx] = (v, idx)
+    else:
+        out[...] = np.broadcast_to(_array(v), out.shape)
     return out
 
 
