@@ -195,3 +195,41 @@ def test_read_at_broadcasts_and_refuses_a_wrong_rank():
         read_at(a, index[:2])
     with pytest.raises(IndexError):
         read_at(a, (np.array([2]), np.array([0]), np.array([0])))
+
+
+LEAF_SHAPES = [TERM_SHAPE, {"H": 4, "W": 5, "C": 3, "O": 9, "K": 3, "S": 2, "P": 1}]
+
+
+def _leaf_check(monkeypatch, shape, bits, bug=None):
+    """The term check with leaf_uids compared, at every call, with the point-by-point leaves; returns
+    (the comparisons, the per-point calls made inside leaf_uids, the check's problems)."""
+    import numpy as np
+    from mappings.hlscnn import conv2d_nchw_chc as CC
+    monkeypatch.setattr(CC, "LEAF_BUG", bug)
+    real, seen, inside = CC.leaf_uids, [], []
+
+    def checked(fn, points, arrays, uid, per_point):
+        got = real(fn, points, arrays, uid, lambda *i: inside.append(i) or per_point(*i))
+        seen.append(np.array_equal(got, [uid(per_point(*map(int, r))) for r in points]))
+        return got
+    monkeypatch.setattr(CC, "leaf_uids", checked)
+    (_, check), = [c for c in phase_proof(shape, bits).checks if c[0].startswith("term")]
+    return seen, inside, check()
+
+
+@pytest.mark.parametrize("bits", [16, 8])
+@pytest.mark.parametrize("shape", LEAF_SHAPES)
+def test_vectorised_leaves_equal_the_point_by_point_leaves(monkeypatch, shape, bits):
+    """leaf_uids (V's leaves for all points from the region functions' symbolic terms, indices
+    evaluated with numpy) gives the leaves the point-by-point substitution gives, without falling
+    back to it; padding rows and columns, channel and filter padding, stride 2, 8-bit weights."""
+    seen, inside, problems = _leaf_check(monkeypatch, shape, bits)
+    assert seen == [True, True] and inside == [] and problems == []
+
+
+def test_a_shifted_leaf_address_is_caught_by_the_differential_test(monkeypatch):
+    """The seeded bug of leaf_uids (every data element read one further): the comparison with the
+    point-by-point leaves fails. The term check itself still holds: the outputs where the walk then
+    disagrees are compared the slow way, from the point-by-point leaves."""
+    seen, _, problems = _leaf_check(monkeypatch, LEAF_SHAPES[1], 16, bug="address_shifted")
+    assert False in seen and problems == []

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ila import TRUE, BvSort, FuncRef, bv_const, concat, extract, implies, ite, land, load, zext
+from ila import FALSE, TRUE, BvSort, FuncRef, bv_const, concat, extract, implies, ite, land, load, zext
 from ila.simplify import Rewriter
 from ila.sorts import MemSort
 from ila.expr import Expr
@@ -133,6 +133,7 @@ def read_problems(ila, commands: list) -> list[str]:
 TERM_WALK = True       # the term check's top-down walk (False: unroll V at every output; tests compare the two)
 WALK_BUGS = ("activations_unchecked",)      # seeded bugs of the walk (_TermWalk), for its differential test
 WALK_BUG: str | None = None
+LEAF_BUG: str | None = None     # "address_shifted" (every data element read one further, cyclically): a seeded bug of leaf_uids
 
 
 def _substitution(arrays: dict):
@@ -155,6 +156,97 @@ def _substitution(arrays: dict):
                 memo[n.uid] = n
         return memo[e.uid]
     return subst
+
+
+_NP_OPS = {"ADD": lambda a, b, m: (a + b) & m, "SUB": lambda a, b, m: (a - b) & m,
+           "MUL": lambda a, b, m: (a * b) & m, "ULT": lambda a, b, m: a < b, "ULE": lambda a, b, m: a <= b,
+           "UGT": lambda a, b, m: a > b, "UGE": lambda a, b, m: a >= b, "EQ": lambda a, b, m: a == b,
+           "SHL": lambda a, b, m: np.where(b < 64, np.left_shift(a, np.minimum(b, np.uint64(63))), 0) & m}
+
+
+def _np_eval(e, env: dict, n: int):
+    """The value of the index term ``e`` (32-bit arithmetic and comparisons over the variables of
+    ``env``: uid -> uint64 array of ``n`` points) at every point, modulo 2**width as the term's
+    bit-vector semantics; None for an operator outside +, -, *, <<, comparisons, and, not, constants."""
+    from ila.ops import Op
+    memo: dict = {}
+    for t in toposort([e]):
+        if t.op is Op.VAR:
+            if t.uid not in env:
+                return None
+            memo[t.uid] = env[t.uid]
+        elif t.op is Op.CONST:
+            boolean = t.sort == TRUE.sort
+            memo[t.uid] = np.full(n, bool(t.payload) if boolean else int(t.payload), dtype=bool if boolean else np.uint64)
+        elif t.op.name in _NP_OPS and len(t.args) == 2:
+            a, b = memo[t.args[0].uid], memo[t.args[1].uid]
+            m = np.uint64((1 << t.args[0].sort.width) - 1) if t.args[0].sort.is_bv else None
+            memo[t.uid] = _NP_OPS[t.op.name](a, b, m)
+        elif t.op is Op.AND:
+            memo[t.uid] = np.logical_and.reduce([memo[a.uid] for a in t.args])
+        elif t.op is Op.NOT:
+            memo[t.uid] = ~memo[t.args[0].uid]
+        else:
+            return None
+    return memo[e.uid]
+
+
+def leaf_uids(fn, points: np.ndarray, arrays: dict, uid, per_point) -> np.ndarray:
+    """``uid(leaf)`` for ``fn``'s leaf at every row of ``points`` (n x arity ints), where the leaf at a
+    point is ``fn``'s term there with the data substituted (what ``per_point(*row)`` computes one
+    point at a time). ``fn`` is applied once, to symbolic indices: when its term reads one data
+    element ``load(A, addr)`` (``arrays``: uid of ``A`` -> its data symbols) and the indices occur
+    only in ``addr`` and in conditions of ``ite`` nodes, ``addr`` and the conditions are evaluated
+    for all points with numpy, and the leaf is built once per distinct (conditions, element); any
+    other form is computed point by point."""
+    from ila.ops import Op
+    from ila.simplify import Rewriter, replace_nodes
+    points = np.asarray(points, dtype=np.int64)
+    n, arity = points.shape
+    syms = [symbol(f"leaf.i{k}", BvSort(W32)) for k in range(arity)]
+    idx = {x.uid for x in syms}
+    t = Rewriter().one(fn(*syms))
+
+    def slow():
+        return np.array([uid(per_point(*map(int, row))) for row in points], dtype=np.int64).reshape(n)
+    loads = [x for x in toposort([t]) if x.op is Op.LOAD]
+    if len(loads) != 1 or loads[0].args[0].uid not in arrays:
+        return slow()
+    ld = loads[0]
+    hole = symbol("leaf.hole", ld.sort)
+    (body,) = replace_nodes([t], {ld.uid: hole})
+    conds = list({x.args[0].uid: x.args[0] for x in toposort([body]) if x.op is Op.ITE
+                  and any(v.uid in idx for v in toposort([x.args[0]]))}.values())
+    env = {s.uid: points[:, k].astype(np.uint64) for k, s in enumerate(syms)}
+    bits = [_np_eval(c, env, n) for c in conds]
+    addr = _np_eval(ld.args[1], env, n)
+    if addr is None or any(b is None for b in bits):
+        return slow()
+    data, shapes, leaves = arrays[ld.args[0].uid], {}, {}
+    if LEAF_BUG == "address_shifted":
+        addr = (addr + np.uint64(1)) % np.uint64(len(data))
+    keys = np.stack([b.astype(np.int64) for b in bits] + [addr.astype(np.int64)], axis=1) if bits else \
+        addr.astype(np.int64)[:, None]
+    uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+    out = np.empty(len(uniq), dtype=np.int64)
+    for k, key in enumerate(uniq.tolist()):
+        pattern, a = tuple(key[:-1]), key[-1]
+        shape_ = shapes.get(pattern)
+        if shape_ is None:
+            (shape_,) = replace_nodes([body], {c.uid: (TRUE if v else FALSE) for c, v in zip(conds, pattern)})
+            if any(x.op is Op.VAR and x.uid in idx for x in toposort([shape_])):
+                return slow()               # the indices reach the leaf outside the load and the conditions
+            shapes[pattern] = shape_
+        if any(x is hole for x in toposort([shape_])):
+            if a >= len(data):
+                return slow()
+            got = leaves.get((pattern, a))
+            if got is None:
+                got = leaves[(pattern, a)] = uid(Rewriter({hole: data[a]}).one(shape_))
+        else:
+            got = uid(shape_)
+        out[k] = got
+    return out[inverse.reshape(-1)]
 
 
 class _TermWalk:
@@ -449,10 +541,16 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
             tree = padded_term(x_raw, w_raw, shape, bits, tree=True)
             # V's leaves as uids of their normalised terms: weights [O, tap, lane], activations
             # [channel block, padded row, padded column, lane]
-            wl = np.array([[[walk.uid(wa(o, cb * BLOCK + i, ky, kx)) for i in range(BLOCK)] for cb, ky, kx in taps]
-                           for o in range(O)], dtype=np.int64).reshape(O, len(taps), BLOCK)
-            xl = np.array([[[[walk.uid(xa(cb * BLOCK + i, y, x)) for i in range(BLOCK)] for x in range(Wp)]
-                            for y in range(Hp)] for cb in range(ncb)], dtype=np.int64).reshape(ncb, Hp, Wp, BLOCK)
+            arrays = {X.uid: data[:nx], Wt.uid: data[nx:]}
+            tp = np.array(taps, dtype=np.int64).reshape(-1, 3)
+            o_, t_, i_ = (g.ravel() for g in np.meshgrid(np.arange(O), np.arange(len(taps)), np.arange(BLOCK),
+                                                         indexing="ij"))
+            wl = leaf_uids(w16, np.stack([o_, tp[t_, 0] * BLOCK + i_, tp[t_, 1], tp[t_, 2]], axis=1), arrays,
+                           walk.uid, wa).reshape(O, len(taps), BLOCK)
+            b_, y_, x_, i_ = (g.ravel() for g in np.meshgrid(np.arange(ncb), np.arange(Hp), np.arange(Wp),
+                                                             np.arange(BLOCK), indexing="ij"))
+            xl = leaf_uids(xpad, np.stack([b_ * BLOCK + i_, y_, x_], axis=1), arrays, walk.uid,
+                           xa).reshape(ncb, Hp, Wp, BLOCK)
             oys, oxs = np.arange(OH)[:, None] * S, np.arange(OW)[None, :] * S
 
             def expect():
