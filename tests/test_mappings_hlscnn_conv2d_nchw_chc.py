@@ -233,3 +233,19 @@ def test_a_shifted_leaf_address_is_caught_by_the_differential_test(monkeypatch):
     disagrees are compared the slow way, from the point-by-point leaves."""
     seen, _, problems = _leaf_check(monkeypatch, LEAF_SHAPES[1], 16, bug="address_shifted")
     assert False in seen and problems == []
+
+
+def test_a_read_of_another_address_range_is_refused_by_the_read_check():
+    """read_problems (decodes simplified once per group of alike reads, the address substituted per
+    read) refuses a read command that decodes as something other than SPAD1_DATA_RD, and accepts
+    the mapping's own reads."""
+    from ila.models.hlscnn.model import REG_ID, SLAVE_BASE
+    from mappings.hlscnn.conv2d_nchw_chc import read_problems
+    pp = phase_proof(SMALL, 16)
+    side = pp.sides["acc"]
+    cmds = [dict(c) for c in side.commands]
+    assert read_problems(side.ila, cmds) == []
+    k = max(n for n, c in enumerate(cmds) if c.get("top_slave_if_rd") == 1)
+    cmds[k]["top_slave_addr_in"] = SLAVE_BASE + 4 * REG_ID["AccelConvTrigger"]
+    bad = read_problems(side.ila, cmds)
+    assert len(bad) == 1 and bad[0].startswith(f"command {k}: a read that fires") and "not SPAD1_DATA_RD" in bad[0]

@@ -104,24 +104,41 @@ def host_command(cmd: dict):
 
 def read_problems(ila, commands: list) -> list[str]:
     """Every command :func:`host_command` treats as a read is the model's ``SPAD1_DATA_RD``, whose
-    update of ``top_slave_rd_data_b`` is ``scratch_pad_1[a + b]`` (its terms, substituted)."""
+    update of ``top_slave_rd_data_b`` is ``scratch_pad_1[a + b]`` (its terms, substituted). The
+    decodes and updates are simplified once per group of reads alike but for the address, with the
+    address a symbol, then the address substituted per read (simplification preserves meaning, so a
+    decode that becomes true, or an update that becomes that load, is one for the read itself)."""
     from ila.simplify import Rewriter
     from ila.unroll import _env, _inputs_for
     state = {v.name: symbol(f"rd.{v.name}", v.sort) for v in ila.all_states()}
     mem = state["scratch_pad_1"]
+    addr_sym = symbol("rd.addr", ila.input("top_slave_addr_in").sort)
+    groups: dict = {}
     bad = []
     for n, cmd in enumerate(commands):
         h = host_command(cmd)
         if h is None:
             continue
-        rw = Rewriter(_env(ila, state, _inputs_for(ila, {**{v.name: 0 for v in ila.all_inputs()}, **cmd}, 0, "rd.")))
-        fired = [i for i in ila.instrs if rw.one(land(ila.valid, i.get_decode())) is TRUE]
+        fields = {**{v.name: 0 for v in ila.all_inputs()}, **cmd}
+        key = tuple(sorted((k, v) for k, v in fields.items() if k != "top_slave_addr_in"))
+        g = groups.get(key)
+        if g is None:
+            rw = Rewriter(_env(ila, state, _inputs_for(ila, {**fields, "top_slave_addr_in": addr_sym}, 0, "rd.")))
+            rd = [i for i in ila.instrs if i.name == "SPAD1_DATA_RD"]
+            g = groups[key] = ([(i, rw.one(land(ila.valid, i.get_decode()))) for i in ila.instrs],
+                               [rw.one(u) if (u := rd[0].get_update(ila.state(f"top_slave_rd_data_{b}"))) is not None
+                                else None for b in range(16)] if rd else [None] * 16)
+        decodes, updates = g
+        at = Rewriter({addr_sym: bv_const(int(cmd["top_slave_addr_in"]), addr_sym.sort.width)})
+        fired = [i for i, d in decodes if at.one(d) is TRUE]
         if [i.name for i in fired] != ["SPAD1_DATA_RD"]:
             bad.append(f"command {n}: a read that fires {[i.name for i in fired]}, not SPAD1_DATA_RD")
             continue
-        ins = fired[0]
         for b, (m, a) in enumerate(h[1]):
-            got = rw.one(ins.get_update(ila.state(f"top_slave_rd_data_{b}")))
+            got = at.one(updates[b]) if updates[b] is not None else None
+            if got is None:
+                bad.append(f"command {n}: SPAD1_DATA_RD does not update read byte {b}")
+                break
             if got is not Rewriter().one(load(mem, _c(a))):
                 bad.append(f"command {n}: read byte {b} is {got.short()[:80]}, not scratch_pad_1[{a:#x}]")
                 break
