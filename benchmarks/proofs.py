@@ -30,10 +30,13 @@ process); ``--same-process`` runs them in the worker processes themselves (no in
 
 Writes ``paper_results/proofs.md``. Run: ``python -m benchmarks.proofs [--quick] [--no-mutations]
 [--timeout S] [--out PATH] [--workers N] [--scheduler ADDRESS] [--results PATH] [--same-process]
-[--application-shapes [--application-limit N]]`` (``--quick``: only the small shapes, a few minutes;
-``--application-shapes``: also :data:`APPLICATION_METHOD`'s proofs at every shape the applications
-offload at, read from the call certificates in the ledger; ``--application-limit``: only those
-whose sizes multiply to at most N).
+[--application-shapes [--application-limit N] [--offloads FILE | --all-call-shapes]]`` (``--quick``:
+only the small shapes, a few minutes; ``--application-shapes``: also :data:`APPLICATION_METHOD`'s
+proofs at every shape the six applications offload at in Tables 1 and 4, as listed by ``python -m
+benchmarks.offloads`` in ``paper_results/campaigns/application_offloads.txt``; ``--all-call-shapes``:
+at every shape of a call certificate in the ledger instead, other models' offloads (the ONNX-zoo
+models of ``benchmarks.cosim``) included; ``--application-limit``: only those whose sizes multiply
+to at most N).
 """
 from __future__ import annotations
 
@@ -103,8 +106,9 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
     "vta.relu": [("bmc", "32", "exact", True), ("bmc", "1024", "exact", False)],
 }
 # --application-shapes: the mappings whose proofs reach the shapes the applications offload at, and
-# how (method, numerics); each is proved at every shape of its call certificates in the ledger (the
-# offloads of Tables 1 and 4). Others are not listed: their proofs do not reach those shapes.
+# how (method, numerics); each is proved at every shape the six applications offload it at (Tables 1
+# and 4, benchmarks.offloads' list), or with --all-call-shapes at every shape of its call certificates.
+# Others are not listed: their proofs do not reach those shapes.
 # flexasr.linear / _pad: per-output BMC by verify.symmetry, whose goals are discharged by rewriting
 # (verify.normalize: the link axioms as rules, the two sums of products in AC normal form; no solver call),
 # so the cost is the symbolic execution and goal construction, about 1-3 ms per (padded) multiply-add
@@ -144,12 +148,17 @@ def _size(m, text: str) -> int:
     return int(f(s)) if f else int(np.prod([int(x) for x in s.values()]))
 
 
-def application_shapes(name: str, ledger_file: str, limit: int | None = None) -> list[str]:
-    """The shapes of ``name``'s call certificates in the ledger (every offload an application made),
-    smallest first (by :data:`APPLICATION_SIZE`, else the product of the sizes), those above ``limit``
-    or the mapping's :data:`APPLICATION_CAP` left out."""
+def application_shapes(name: str, ledger_file: str, limit: int | None = None, offloads: set | None = None) -> list[str]:
+    """The shapes ``name`` is offloaded at, smallest first (by :data:`APPLICATION_SIZE`, else the
+    product of the sizes), those above ``limit`` or the mapping's :data:`APPLICATION_CAP` left out:
+    with ``offloads`` ((mapping, shape) pairs: the six applications' offloads listed by
+    ``python -m benchmarks.offloads``) those pairs' shapes; without, the shapes of ``name``'s call
+    certificates in the ledger (every model's offloads, the ONNX-zoo models' included)."""
     from verify.ledger import load
-    shapes = {e["scope"] for e in load(ledger_file) if e.get("mapping") == name and e.get("method") == "call"}
+    if offloads is not None:
+        shapes = {s for m, s in offloads if m == name}
+    else:
+        shapes = {e["scope"] for e in load(ledger_file) if e.get("mapping") == name and e.get("method") == "call"}
     m = get(name)
     caps = [c for c in (limit, APPLICATION_CAP.get(name)) if c is not None]
     return sorted((t for t in shapes if not caps or _size(m, t) <= min(caps)), key=lambda t: (_size(m, t), t))
@@ -284,9 +293,11 @@ def _digest(m, method: str) -> str:
 
 
 def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
-          app_shapes: bool = False, app_limit: int | None = None, fresh: bool = True) -> tuple[list, list]:
+          app_shapes: bool = False, app_limit: int | None = None, fresh: bool = True,
+          offloads: set | None = None) -> tuple[list, list]:
     """(campaign tasks in report order, registered mappings without a proof setup). ``app_shapes``:
-    also the proofs of :data:`APPLICATION_METHOD` at :func:`application_shapes` (up to ``app_limit``).
+    also the proofs of :data:`APPLICATION_METHOD` at :func:`application_shapes` (up to ``app_limit``;
+    ``offloads``: the listed pairs' shapes, else every call certificate's).
     ``fresh``: each task runs in a fresh process started by its worker (``campaign.Task.fresh``)."""
     out, plain = [], []
     for name in names():
@@ -295,7 +306,7 @@ def tasks(quick: bool, with_mutations: bool, timeout: float, ledger_file: str,
         if app_shapes and name in APPLICATION_METHOD:
             how = APPLICATION_METHOD[name]
             have = {(_claim(p[0]), p[1], p[2]) for p in plan}
-            for t in application_shapes(name, ledger_file, app_limit):
+            for t in application_shapes(name, ledger_file, app_limit, offloads):
                 mn = how(t) if callable(how) else how
                 if mn is not None and (_claim(mn[0]), t, mn[1]) not in have:
                     plan.append((mn[0], t, mn[1], False))
@@ -395,12 +406,12 @@ def planned_for(pairs: set, todo: list, timeout: float, ledger_file: str, fresh:
 
 def read_pairs(path: str) -> set:
     """(mapping, shape) pairs from a text file: one per line, ``NAME SHAPE`` or ``NAME at SHAPE``
-    (as ``python -m compile MODEL --explain`` prints its refused offloads); CampaignError naming
-    the line for anything else."""
+    (as ``python -m compile MODEL --explain`` prints its refused offloads), ``#`` lines comments;
+    CampaignError naming the line for anything else."""
     out = set()
     for k, line in enumerate(pathlib.Path(path).read_text().splitlines(), 1):
         words = [w for w in line.split() if w != "at"]
-        if not words:
+        if not words or words[0].startswith("#"):
             continue
         if len(words) != 2 or words[0] not in names():
             raise campaign.CampaignError(f"{path}, line {k}: {line!r} is not 'MAPPING SHAPE' with a registered mapping")
@@ -425,8 +436,15 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="small shapes only")
     ap.add_argument("--no-mutations", action="store_true")
     ap.add_argument("--application-shapes", action="store_true",
-                    help="also prove " + ", ".join(APPLICATION_METHOD) + " at every shape the applications offload "
-                         "at (the shapes of its call certificates in the ledger)")
+                    help="also prove " + ", ".join(APPLICATION_METHOD) + " at every shape the six applications "
+                         "offload at (the list of --offloads)")
+    ap.add_argument("--offloads", default=str(OUT / "campaigns" / "application_offloads.txt"), metavar="FILE",
+                    help="with --application-shapes: the (mapping, shape) list of the six applications' offloads "
+                         "(written by python -m benchmarks.offloads; default "
+                         "paper_results/campaigns/application_offloads.txt)")
+    ap.add_argument("--all-call-shapes", action="store_true",
+                    help="with --application-shapes: every shape of a call certificate in the ledger instead of "
+                         "--offloads (other models' offloads too, e.g. the ONNX-zoo models of benchmarks.cosim)")
     ap.add_argument("--application-limit", type=int, metavar="ELEMENTS",
                     help="with --application-shapes: only shapes whose sizes multiply to at most this")
     ap.add_argument("--out", default=str(OUT / "proofs.md"), help="the report (default paper_results/proofs.md)")
@@ -459,6 +477,13 @@ def main(argv=None) -> int:
             prefer = read_pairs(args.prefer) if args.prefer else set()
         except OSError as exc:
             raise campaign.CampaignError(f"--prefer {args.prefer}: cannot read it ({exc.strerror})") from None
+        offloads = None
+        if args.application_shapes and not args.all_call_shapes:
+            try:
+                offloads = read_pairs(args.offloads)
+            except OSError as exc:
+                raise campaign.CampaignError(f"--offloads {args.offloads}: cannot read it ({exc.strerror}); write it "
+                                             f"with python -m benchmarks.offloads, or use --all-call-shapes") from None
         output_file(args.out, "--out")
         output_file(ledger_file, "the ledger beside --out")
         load(str(ledger_file))
@@ -470,7 +495,7 @@ def main(argv=None) -> int:
     todo, plain = importlib.import_module("benchmarks.proofs").tasks(args.quick, not args.no_mutations, args.timeout,
                                                                     str(ledger_file), args.application_shapes,
                                                                     args.application_limit,
-                                                                    fresh=not args.same_process)
+                                                                    fresh=not args.same_process, offloads=offloads)
     if args.application_shapes:              # preferred pairs beyond the size caps are planned too
         todo += importlib.import_module("benchmarks.proofs").planned_for(prefer, todo, args.timeout, str(ledger_file),
                                                                          fresh=not args.same_process)

@@ -129,6 +129,32 @@ def test_application_shapes_come_from_the_call_certificates(tmp_path):
     assert len(todo) == len(plain) + 3
 
 
+def test_application_shapes_from_the_offload_list(tmp_path):
+    """With the six applications' offload list (benchmarks.offloads), vta.dense is proved at the listed
+    shapes only: a shape only another model's call certificate names (64x576x64) is left to
+    --all-call-shapes; the list's comment lines are skipped."""
+    path = tmp_path / "ledger.json"
+    def entry(name, scope):
+        return {"mapping": name, "method": "call", "scope": scope, "digest": "0" * 16, "checker": "compile.certify",
+                "result": "passed", "seconds": 1.0, "covers": [], "date": "2026-11-26 00:00:00"}
+    path.write_text(json.dumps([entry("vta.dense", s) for s in ("64x576x64", "4x32x16")]))
+    listed = tmp_path / "offloads.txt"
+    listed.write_text("# written by python -m benchmarks.offloads\nvta.dense 4x32x16\nvta.dense 8x32x16\n")
+    pairs = proofs.read_pairs(str(listed))
+    assert proofs.application_shapes("vta.dense", str(path), offloads=pairs) == ["4x32x16", "8x32x16"]
+    todo, _ = proofs.tasks(True, False, 900.0, str(path), app_shapes=True, offloads=pairs)
+    dense = {t.args[1:4] for t in todo if t.fn is proofs.prove_task and t.args[0] == "vta.dense"}
+    assert ("chc", "8x32x16", "exact") in dense and ("chc", "64x576x64", "exact") not in dense
+    assert proofs.main(["--application-shapes", "--offloads", str(tmp_path / "missing.txt"),
+                        "--out", str(tmp_path / "proofs.md")]) == 2
+
+
+def test_the_offloads_cli_refuses_unknown_names(capsys):
+    from benchmarks import offloads
+    assert offloads.main(["--tables", "2"]) == 2 and "--tables" in capsys.readouterr().err
+    assert offloads.main(["--apps", "nonsense"]) == 2 and "nonsense" in capsys.readouterr().err
+
+
 def test_flexasr_linear_application_shapes_get_the_timestep_induction(tmp_path):
     """flexasr.linear and linear_pad are proved at every application shape by the timestep
     induction (chc, mappings.flexasr.linear_chc), keyed by that method's digest, also beyond the

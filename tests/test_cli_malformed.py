@@ -199,6 +199,11 @@ CASES = [
      ["garbage://"], False),
     ("proofs-out-proc", ["benchmarks.proofs", "--quick", "--out", PROC], [PROC], False),
     ("proofs-out-dir", ["benchmarks.proofs", "--quick", "--out", "{dir}"], ["{dir}"], False),
+    ("proofs-offloads-missing", ["benchmarks.proofs", "--application-shapes", "--offloads", "{dir}/none.txt", "--out",
+                                 "{out}"], ["--offloads", "none.txt"], False),
+    ("offloads-tables", ["benchmarks.offloads", "--tables", "2"], ["--tables", "2"], True),
+    ("offloads-apps", ["benchmarks.offloads", "--apps", "nope"], ["nope"], False),
+    ("offloads-out-proc", ["benchmarks.offloads", "--out", PROC], [PROC], False),
     # ---------------------------------------------------------------- benchmarks: front-ends
     ("frontends-inputs-0", ["benchmarks.frontends", "--inputs", "0"], ["--inputs 0"], True),
     ("frontends-inputs-huge", ["benchmarks.frontends", "--inputs", HUGE], [f"--inputs {HUGE}"], False),
