@@ -419,6 +419,15 @@ def read_pairs(path: str) -> set:
     return out
 
 
+def _shown(path: str) -> str:
+    """``path`` relative to the repository when inside it."""
+    p = pathlib.Path(path).resolve()
+    try:
+        return str(p.relative_to(OUT.parent))
+    except ValueError:
+        return str(p)
+
+
 def makespan(seconds: list, workers: int) -> float:
     """Wall time of running tasks of these durations on ``workers`` workers, longest first, each
     task to the first free worker (a lower bound is ``sum / workers``)."""
@@ -563,14 +572,23 @@ def main(argv=None) -> int:
         (f" --application-limit {args.application_limit}" if args.application_limit else "") + \
         (f" --timeout {args.timeout:g}" if args.timeout != 900.0 else "") + (" --no-mutations" if args.no_mutations else "") + \
         (" --same-process" if args.same_process else "") + (f" --first {args.first}" if args.first else "") + \
-        (f" --prefer {args.prefer}" if args.prefer else "")
+        (f" --prefer {args.prefer}" if args.prefer else "") + (" --all-call-shapes" if args.all_call_shapes else "") + \
+        (f" --offloads {args.offloads}" if args.application_shapes and not args.all_call_shapes
+         and pathlib.Path(args.offloads).resolve() != (OUT / "campaigns" / "application_offloads.txt").resolve() else "")
+    shapes_from = ("" if not args.application_shapes else
+                   " The application shapes are every shape of a call certificate in the ledger (`--all-call-shapes`: "
+                   "other models' offloads too)." if args.all_call_shapes else
+                   f" The application shapes are the six applications' offloads in Tables 1 and 4 ({len(offloads)} "
+                   f"(mapping, shape) pairs in `{_shown(args.offloads)}`, written by `python -m benchmarks.offloads`); "
+                   "other models' offloads (the ONNX-zoo models of `benchmarks.cosim`) are proved with "
+                   "`--all-call-shapes`.")
     L = ["# Formal proofs of the mappings (BMC and CHC), recorded in the ledger", "",
          f"Measured by `{cmd}` on {platform.node() or 'this machine'} ({platform.machine()}, 2 cores; a Dask campaign, "
          f"{'scheduler ' + args.scheduler if args.scheduler else f'{args.workers} worker processes'}; "
          f"Python {platform.python_version()}), z3 through pysmt, {time.strftime('%Y-%m-%d')}. Every verdict is "
          "in the proof ledger (`python -m verify.ledger`). Numerics: `uf` = the accelerator's arithmetic "
          "uninterpreted with stated, exhaustively checked axioms; `exact` = bit-precise (VTA's int8 x int8 -> "
-         "int32 is always bit-precise).", ""]
+         "int32 is always bit-precise)." + shapes_from, ""]
     secs = [r["seconds"] for r in recs if r.get("ok") and isinstance(r.get("seconds"), (int, float))]
     L += [f"Campaign time: the {len(secs)} finished tasks took {sum(secs):,.0f} s in all (each in its own "
           f"process); on 2 workers, longest first, that is {makespan(secs, 2):,.0f} s of wall time "
