@@ -35,8 +35,8 @@ only the small shapes, a few minutes; ``--application-shapes``: also :data:`APPL
 proofs at every shape the six applications offload at in Tables 1 and 4, as listed by ``python -m
 benchmarks.offloads`` in ``paper_results/campaigns/application_offloads.txt``; ``--all-call-shapes``:
 at every shape of a call certificate in the ledger instead, other models' offloads (the ONNX-zoo
-models of ``benchmarks.cosim``) included; ``--application-limit``: only those whose sizes multiply
-to at most N).
+models of ``benchmarks.cosim``) included; ``--application-limit``: of those, only the shapes whose
+sizes multiply to at most N; the listed offloads are proved whatever their size).
 """
 from __future__ import annotations
 
@@ -455,7 +455,8 @@ def main(argv=None) -> int:
                     help="with --application-shapes: every shape of a call certificate in the ledger instead of "
                          "--offloads (other models' offloads too, e.g. the ONNX-zoo models of benchmarks.cosim)")
     ap.add_argument("--application-limit", type=int, metavar="ELEMENTS",
-                    help="with --application-shapes: only shapes whose sizes multiply to at most this")
+                    help="with --application-shapes --all-call-shapes: only shapes whose sizes multiply to at most "
+                         "this (the six applications' listed offloads are all proved)")
     ap.add_argument("--out", default=str(OUT / "proofs.md"), help="the report (default paper_results/proofs.md)")
     ap.add_argument("--same-process", action="store_true",
                     help="run each proof in the worker process itself (default: a fresh Python process per "
@@ -505,9 +506,9 @@ def main(argv=None) -> int:
                                                                     str(ledger_file), args.application_shapes,
                                                                     args.application_limit,
                                                                     fresh=not args.same_process, offloads=offloads)
-    if args.application_shapes:              # preferred pairs beyond the size caps are planned too
-        todo += importlib.import_module("benchmarks.proofs").planned_for(prefer, todo, args.timeout, str(ledger_file),
-                                                                         fresh=not args.same_process)
+    if args.application_shapes:              # preferred and listed pairs beyond the size caps are planned too
+        todo += importlib.import_module("benchmarks.proofs").planned_for(prefer | (offloads or set()), todo, args.timeout,
+                                                                         str(ledger_file), fresh=not args.same_process)
     try:
         # beside the report too (paper_results/campaigns/proofs.jsonl, committed): a rerun on another
         # machine or in another session redoes only proofs whose sources changed

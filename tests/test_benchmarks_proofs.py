@@ -145,6 +145,10 @@ def test_application_shapes_from_the_offload_list(tmp_path):
     todo, _ = proofs.tasks(True, False, 900.0, str(path), app_shapes=True, offloads=pairs)
     dense = {t.args[1:4] for t in todo if t.fn is proofs.prove_task and t.args[0] == "vta.dense"}
     assert ("chc", "8x32x16", "exact") in dense and ("chc", "64x576x64", "exact") not in dense
+    # a listed offload above the size limit is planned all the same (main passes the list to planned_for)
+    small, _ = proofs.tasks(True, False, 900.0, str(path), app_shapes=True, app_limit=1000, offloads=pairs)
+    extra = proofs.planned_for(pairs, small, 900.0, str(path))
+    assert {t.args[2] for t in extra if t.args[0] == "vta.dense"} == {"4x32x16", "8x32x16"}
     assert proofs.main(["--application-shapes", "--offloads", str(tmp_path / "missing.txt"),
                         "--out", str(tmp_path / "proofs.md")]) == 2
 
