@@ -176,7 +176,17 @@ class PhaseProof:
     phase or command writes them). ``checks``: extra named lemmas as callables returning a list of
     violations (e.g. the tiling of passes, or that the emitted instruction words equal the
     declared fields of a symbolic-size proof at this shape). ``covers``: the claims proved
-    (``verify.scope``); ``numerics``: 'exact' or 'uf'; ``notes``: what the proof does not cover."""
+    (``verify.scope``); ``numerics``: 'exact' or 'uf'; ``notes``: what the proof does not cover.
+
+    All sizes (``scope='symbolic'``): ``size_vars`` are the size symbols (bounded in ``pre`` with
+    the side conditions), the streams are the generator's commands on those symbols (no data
+    transfers: their number depends on the sizes), and ``assumed`` lists the regions that hold at
+    the start of their side's stream by hypothesis -- the declared refinement map's input
+    placement, which the fixed-shape proofs' stream lemmas prove per shape; the verdict names
+    each. Products of terms over the size symbols stay interpreted (data products are abstracted,
+    ``verify.phases._valid``). On a failing clause the checker solves it for the sizes (under each
+    bound of ``small_sizes`` in turn, then unbounded) and ``shape_of({symbol name: int})`` turns
+    the values into a shape at which a counterexample is searched."""
     scope: str
     sides: dict
     params: tuple
@@ -194,6 +204,9 @@ class PhaseProof:
     cex_shapes: tuple = ()
     pieces: Callable[[], list] | None = None       # split proofs: keys of independently checkable pieces
     readback: ReadBack | None = None
+    assumed: list = field(default_factory=list)    # all sizes: regions holding at the start of a stream
+    small_sizes: list = field(default_factory=list)
+    shape_of: Callable[[dict], dict] | None = None
 
 
 @dataclass(eq=False)

@@ -16,7 +16,7 @@ from mappings.vta.common import COVERS
 from verify import mutations
 from verify.bmc import check_bmc
 from verify.mapping import main
-from verify.mutations.vta import CHC_ONLY
+from verify.mutations.vta import ALLSIZES_ONLY, CHC_ONLY
 
 # vta.dense_bias's proof is vta.dense's composite with lemmas of its own (no BMC setup): its tests
 # are in test_mappings_vta_dense_bias_proof.py
@@ -60,7 +60,7 @@ def test_the_clean_mapping_is_proved_with_the_claims_it_states(name):
 
 
 @pytest.mark.parametrize("name, bug", [(n, b) for n in VTA for b in mutations.names(registry.get(n))
-                                       if b not in CHC_ONLY.get(n, ())])
+                                       if b not in CHC_ONLY.get(n, ()) and b not in ALLSIZES_ONLY.get(n, ())])
 def test_seeded_bug_is_refuted_and_replayed(name, bug):
     m = registry.get(name)
     v = mutations.check(m, dict(m.proof.shape), bug, "bmc", solver="z3")
@@ -222,3 +222,20 @@ def test_the_cli_states_what_the_proof_covers(capsys):
     out = capsys.readouterr().out
     assert "PROVED" in out and "covers codegen-bytes, order, configuration-fields, loops-end-to-end" in out
     assert "not covered at shape 1x16x16: read-back" in out
+
+
+def test_size_dependent_generator_bugs_show_only_at_their_sizes():
+    """The all-sizes proof's seeded bugs are correct at vta.gemm's proof shape (BMC proves the
+    mutant there) and wrong where they fire: wgt_factor_in one short from 3 K blocks on (BMC at
+    1x48x32 refutes it), iter_out one short from 1024 rows on (simulation at 1024x16x16 differs)."""
+    from verify.mutations import applied, get
+    from verify.phases import simulate_counterexample
+    m = registry.get("vta.gemm")
+    assert set(ALLSIZES_ONLY["vta.gemm"]) == {"wgt_factor_short_some_sizes", "iter_out_short_near_max"}
+    for bug in ALLSIZES_ONLY["vta.gemm"]:
+        assert mutations.check(m, dict(m.proof.shape), bug, "bmc", solver="z3").kind == "proved"
+    v = mutations.check(m, {"N": 1, "K": 48, "M": 32}, "wgt_factor_short_some_sizes", "bmc", solver="z3")
+    assert v.kind == "counterexample" and v.replayed, v
+    with applied(get(m, "iter_out_short_near_max")):
+        assert simulate_counterexample(m, {"N": 1024, "K": 16, "M": 16}, tries=1) is not None
+    assert simulate_counterexample(m, {"N": 1024, "K": 16, "M": 16}, tries=1) is None

@@ -10,6 +10,7 @@ from ila.expr import TRUE, land
 from ila.compile_np import evaluate
 from ila.unroll import symbol
 from verify.radix import RadixRewriter
+from verify.radix_orders import OrderRadixRewriter
 from verify.refine import AtomOracle
 
 
@@ -92,3 +93,47 @@ def test_symbolic_maxpool_proved_and_seeded_config_bug_refuted():
     from verify import mutations
     v = mutations.check(m, None, "timestep_off_by_one", "chc")
     assert isinstance(v, Counterexample) and v.replayed
+
+
+@pytest.mark.parametrize("op", ["ult", "ule", "ugt", "uge"])
+def test_radix_order_rewrite_is_an_equivalence_under_its_context(op):
+    """verify.radix_orders: ``K·r1 + c1 <u K·r2 + c2`` (and the other unsigned comparisons) becomes the
+    lexicographic comparison of (row, column): checked on every assignment of a grid."""
+    V, r1, r2, c1, c2 = _vars()
+    K = zext(V, 8) << 2
+    lhs, rhs = zext(r1, 8) * K + c1, zext(r2, 8) * K + c2
+    ctx = [c1.ult(K), c2.ult(K)]
+    f = getattr(lhs, op)(rhs)
+    orc = AtomOracle(ctx, solver="z3", timeout=5)
+    try:
+        rr = OrderRadixRewriter(ctx, lambda x, y: orc.decide(x.ult(y)) is TRUE)
+        g = rr(f)
+        plain = RadixRewriter(ctx, lambda x, y: orc.decide(x.ult(y)) is TRUE)(f)
+    finally:
+        orc.close()
+    assert rr.rewrites == 1 and g is not f and plain is f          # without orders: left alone
+    env = _assignments(V, r1, r2, c1, c2)
+    ok, before, after = (np.asarray(x, dtype=bool) for x in evaluate([land(*ctx), f, g], env, env))
+    assert ok.sum() > 1000 and (before[ok] == after[ok]).all() and before[ok].any() and not before[ok].all()
+
+
+def test_radix_cancels_shared_monomials():
+    """A shared offset (an output base ``N·K + M·K``) is cancelled before the radix is chosen: an
+    input address ``n·K + k`` below it is decided by the rows alone."""
+    n, N, M = (symbol(f"rx.{x}", BvSort(16)) for x in ("n", "N", "M"))
+    k, K = symbol("rx.k", BvSort(16)), symbol("rx.K", BvSort(16))
+    ctx = [n.ult(N), k.ult(K), N.ule(15), K.ule(15), M.ule(15)]
+    base = N * K + M * K
+    orc = AtomOracle(ctx, solver="z3", timeout=5)
+    try:
+        rr = OrderRadixRewriter(ctx, lambda x, y: orc.decide(x.ult(y)) is TRUE)
+        g = rr((n * K + k).ult(base))
+    finally:
+        orc.close()
+    assert rr.rewrites == 1
+    assert all(x.op.name != "MUL" or any(a.op.name == "CONST" for a in x.args) for x in _nodes(g))
+
+
+def _nodes(e):
+    from ila.walk import toposort
+    return toposort([e])

@@ -88,15 +88,25 @@ class PhaseSystem:
 
 class _Morph:
     """Loads resolved through the tracked cells (written memory), the start array outside the
-    write region, array variables for read memories, fresh values for anything else."""
+    write region, array variables for read memories, fresh values for anything else.
 
-    def __init__(self, mem: Expr, addrs, cells, start_array, write_region, kept: dict, tag: str):
+    ``region_first`` (all-sizes proofs): a load of the written memory tests the write region
+    before the tracked addresses (outside it, the start array; inside, the cells, else a fresh
+    value), so that a read the region test excludes (an input of the loop) is never compared with
+    a tracked address -- an equality of different radices no rewrite decides. Sound given the
+    frame clauses: the loop stores only inside the region, so a tracked cell outside it keeps its
+    start value, the start array's."""
+
+    def __init__(self, mem: Expr, addrs, cells, start_array, write_region, kept: dict, tag: str,
+                 region_first: bool = False):
+        self.region_first = region_first and write_region is not None
         self.mem, self.addrs, self.cells = mem, addrs, cells
         self.start_array, self.write_region, self.kept, self.tag = start_array, write_region, kept, tag
         self.memo: dict[int, Expr] = {}
         self.rw = Rewriter()
         self.havocs: list[Expr] = []
         self.lin: dict = {}                  # linear normal forms of address terms (_addr_eq)
+        self.bounds: dict = {}               # tracked parameters' constant bounds (_addr_eq's lanes)
 
     def havoc(self, width: int) -> Expr:
         h = symbol(f"havoc.{self.tag}.{len(self.havocs)}", BvSort(width))
@@ -106,7 +116,11 @@ class _Morph:
     def load_from(self, m: Expr, a: Expr) -> Expr:
         b = self.rw.build
         if m is self.mem:
-            if self.write_region is None:
+            if self.region_first:
+                inside = self.rw.one(self.write_region(a))
+                if inside is FALSE:
+                    return b(Op.LOAD, BvSort(m.sort.data_width), (self.start_array, a), None)
+            if self.write_region is None or self.region_first:
                 out = self.havoc(m.sort.data_width)
             else:
                 out = b(Op.ITE, BvSort(m.sort.data_width), (self.rw.one(self.write_region(a)),
@@ -117,17 +131,19 @@ class _Morph:
                 if t is a:
                     out = c
                     continue
-                same = _addr_eq(self.rw, a, t, self.lin)
+                same = _addr_eq(self.rw, a, t, self.lin, self.bounds)
                 if same is TRUE:
                     out = c
                     continue
                 if same is not FALSE:
                     out = b(Op.ITE, c.sort, (same, c, out), None)
+            if self.region_first:
+                out = b(Op.ITE, out.sort, (inside, out, b(Op.LOAD, out.sort, (self.start_array, a), None)), None)
             return out
         if m.op is Op.STORE:                   # a chain of stores, walked iteratively (thousands deep)
             hits = []
             while m.op is Op.STORE:
-                same = _addr_eq(self.rw, a, self.expr(m.args[1]), self.lin)
+                same = _addr_eq(self.rw, a, self.expr(m.args[1]), self.lin, self.bounds)
                 if same is TRUE:                  # the last store to this address: nothing older matters
                     hits.append((same, self.expr(m.args[2])))
                     break
@@ -219,14 +235,39 @@ def _linear(e: Expr, memo: dict) -> tuple[tuple, int]:
     return out
 
 
-def _addr_eq(rw: Rewriter, a: Expr, t: Expr, memo: dict | None = None) -> Expr:
+def _lane(e: Expr, k: int, bounds: dict):
+    """``e`` as ``(y, z)`` with ``e = y * 2**k + z`` and ``z`` a term that ``bounds`` (uid ->
+    exclusive upper bound) keeps below ``2**k``; else None."""
+    if e.op is not Op.ADD:
+        return None
+    for x, z in ((e.args[0], e.args[1]), (e.args[1], e.args[0])):
+        lo = _low(x)
+        if lo is not None and lo[1] == k and lo[2] == 0 and bounds.get(z.uid, 1 << 64) <= (1 << k):
+            return lo[0], z
+    return None
+
+
+def _addr_eq(rw: Rewriter, a: Expr, t: Expr, memo: dict | None = None, bounds: dict | None = None) -> Expr:
     """``a = t``, decided syntactically where an identity of modular arithmetic decides it: false
     when both are ``x * 2**k + c`` with distinct constants ``c`` below ``2**k`` (their low k bits
     differ), or when their degree-1 normal forms (:func:`_linear`) differ by a non-zero constant;
-    true when the normal forms are equal."""
+    true when the normal forms are equal. With ``bounds`` (uid -> exclusive upper bound of a
+    tracked parameter), ``x * 2**k + c = y * 2**k + z`` with ``z`` bounded below ``2**k`` (a
+    symbolic lane) is ``z = c`` and the high ``w - k`` bits of ``x`` and ``y`` equal (both sides'
+    low k bits are their lanes, with no carry)."""
     la, lt = _low(a), _low(t)
     if la is not None and lt is not None and la[1] == lt[1] and la[2] != lt[2]:
         return FALSE
+    if bounds and a.sort.is_bv and a.sort == t.sort:
+        for p, q in ((a, t), (t, a)):
+            lp = _low(p)
+            if lp is None or lp[1] == 0 or lp[1] >= p.sort.width:
+                continue
+            lq = _lane(q, lp[1], bounds)
+            if lq is not None:
+                x, k, c = lp
+                hw = p.sort.width - k
+                return land(lq[1].eq(c), bits(x, hw - 1, 0, rw).eq(bits(lq[0], hw - 1, 0, rw)))
     if a.sort == t.sort and a.sort.is_bv:
         memo = {} if memo is None else memo
         fa, ft = _linear(a, memo), _linear(t, memo)
@@ -240,13 +281,26 @@ def _store_addrs(m: Expr, mem: Expr) -> list[Expr]:
     return [n.args[1] for n in toposort([m]) if n.op is Op.STORE]
 
 
-def phase_system(ila, phase: Phase, start_array: Expr, kept: dict, tag: str) -> PhaseSystem:
-    """The loop system of ``phase`` (``kept``: memory state uid -> array variable)."""
+def _param_bounds(phase: Phase) -> dict:
+    """uid -> exclusive upper bound, for each parameter of ``phase`` that a top-level conjunct
+    ``p <u const`` of its ``pre`` bounds."""
+    from .refine import conjuncts
+    out = {}
+    for c in conjuncts(phase.pre):
+        if c.op is Op.ULT and c.args[0] in phase.params and c.args[1].op is Op.CONST:
+            out[c.args[0].uid] = min(out.get(c.args[0].uid, 1 << 64), c.args[1].payload)
+    return out
+
+
+def phase_system(ila, phase: Phase, start_array: Expr, kept: dict, tag: str, region_first: bool = False) -> PhaseSystem:
+    """The loop system of ``phase`` (``kept``: memory state uid -> array variable; ``region_first``:
+    see :class:`_Morph`)."""
     mem = ila.state(phase.memory)
     children = [c for c in ila.walk() if c is not ila]
     instrs = [i for c in children for i in c.instrs]
     cells = [symbol(f"cell.{tag}.{k}", BvSort(mem.sort.data_width)) for k in range(len(phase.addrs))]
-    mo = _Morph(mem, list(phase.addrs), cells, start_array, phase.write_region, kept, tag)
+    mo = _Morph(mem, list(phase.addrs), cells, start_array, phase.write_region, kept, tag, region_first)
+    mo.bounds = _param_bounds(phase)
     const = {}
     for name, v in phase.constants.items():
         s = ila.state(name)
@@ -302,23 +356,74 @@ class Row:
 
 
 def _valid(formula: Expr, *, solver: str, timeout: float | None, inline_ufs: bool = False,
-           abstract: bool = True) -> tuple[Status, float, str]:
+           abstract: bool = True, keep: frozenset = frozenset()) -> tuple[Status, float, str]:
     """Validity of ``formula`` (its negation unsat). With ``abstract``, every product of two
-    extended narrower values (a data product such as ``sext(a8) * sext(w8)``) is replaced by an
-    uninterpreted function of the two narrow values, with the instances ``a = 0 -> f(a, b) = 0``
+    non-constant terms (a data product such as ``sext(a8) * sext(w8)``) is replaced by an
+    uninterpreted function of the two values, with the instances ``a = 0 -> f(a, b) = 0``
     and ``b = 0 -> f(a, b) = 0``: an abstraction, so a formula valid for every interpretation is
     valid for the real product (a formula that needs more of multiplication is reported unknown
-    or failing, never proved wrongly)."""
-    goal = Rewriter().one(~formula)
-    if goal is FALSE:
+    or failing, never proved wrongly). Products over a variable of ``keep`` (uids: the size
+    symbols of an all-sizes proof, whose address arithmetic needs the real product) stay; such a
+    formula is first tried with every product abstracted (a query that needs no multiplication
+    of sizes then avoids bit-blasting their multipliers; valid there is valid), for at most
+    :data:`FIRST_TRY` seconds, and with z3 each try goes through :func:`_check_ackermann`
+    first (function applications over bit-vector arithmetic, where z3's default strategy often
+    gives up)."""
+    goal0 = Rewriter().one(~formula)
+    if goal0 is FALSE:
         return Status.HOLDS, 0.0, ""
-    extra = []
-    if abstract:
-        goal, extra = _abstract_products(goal)
-    axioms = axiom_instances([goal], inline_ufs=inline_ufs)
-    enc = SmtEncoder(inline_ufs=inline_ufs)
-    res = smt_check(enc, enc.encode_all([goal] + axioms + extra), solver=solver, timeout=timeout)
-    return Status.of_negation(res.status), res.seconds, res.reason
+    spent, res = 0.0, None
+    tries = [(frozenset(), min(timeout or FIRST_TRY, FIRST_TRY)), (keep, timeout)] if abstract and keep else \
+        [(keep, timeout)]
+    for k, (kept, limit) in enumerate(tries):
+        goal, extra = _abstract_products(goal0, kept) if abstract else (goal0, [])
+        axioms = axiom_instances([goal], inline_ufs=inline_ufs)
+        enc = SmtEncoder(inline_ufs=inline_ufs)
+        fs = enc.encode_all([goal] + axioms + extra)
+        last = k == len(tries) - 1
+        if keep and solver == "z3":
+            res = _check_ackermann(enc, fs, timeout=limit)
+            spent += res.seconds
+            if res.status == "unsat" or res.status == "sat" and last:
+                return Status.of_negation(res.status), spent, res.reason
+            if res.status == "sat":          # the abstraction's counter-model: try the real products
+                continue
+        res = smt_check(enc, fs, solver=solver, timeout=limit)
+        spent += res.seconds
+        if res.status == "unsat" or last:
+            return Status.of_negation(res.status), spent, res.reason
+    return Status.of_negation(res.status), spent, res.reason
+
+
+FIRST_TRY = 10.0      # seconds of an all-sizes query's first try with every product abstracted
+
+
+def _check_ackermann(encoder: SmtEncoder, assertions: list, *, timeout: float | None = None):
+    """Satisfiability of quantifier-free ``assertions`` (pysmt terms of ``encoder``) whose functions
+    and arrays are only read, by z3's tactic ``simplify; ackermannize_bv; qfbv`` (every application
+    replaced by a fresh value plus the functional-consistency constraints, then bit-blasting): for
+    function applications over bit-vector arithmetic, where z3's default strategy often gives up.
+    An :class:`ila.smt.SatResult`: 'unsat' / 'sat' as z3 reports them; a tactic that does not apply,
+    a timeout or anything else is 'unknown'."""
+    import z3
+    from ila.smt import SatResult
+    t0 = time.perf_counter()
+    try:
+        with encoder.active(), encoder.env.factory.Solver(name="z3", logic="QF_AUFBV") as s:
+            ctx = s.z3.ctx
+            mgr = encoder.mgr
+            zf = s.converter.convert(mgr.And(list(assertions)) if len(assertions) != 1 else assertions[0])
+            solver = z3.Then(z3.Tactic("simplify", ctx=ctx), z3.Tactic("ackermannize_bv", ctx=ctx),
+                             z3.Tactic("qfbv", ctx=ctx), ctx=ctx).solver()
+            if timeout is not None:
+                solver.set("timeout", max(1, int(timeout * 1000)))
+            solver.add(zf)
+            res = solver.check()
+    except Exception as exc:      # the tactic refusing the formula: no answer, never 'proved'
+        return SatResult("unknown", time.perf_counter() - t0, reason=f"z3 ackermannize_bv: {str(exc)[:200]}")
+    status = "unsat" if res == z3.unsat else "sat" if res == z3.sat else "unknown"
+    return SatResult(status, time.perf_counter() - t0,
+                     reason="" if status != "unknown" else "z3 ackermannize_bv returned unknown")
 
 
 _PRODUCTS: dict = {}
@@ -333,18 +438,23 @@ def _product_fn(wa: int, wb: int, w: int, kind: str):
     return f
 
 
-def _abstract_products(goal: Expr) -> tuple[Expr, list[Expr]]:
+def _abstract_products(goal: Expr, keep: frozenset = frozenset()) -> tuple[Expr, list[Expr]]:
     """``goal`` with every product of two non-constant terms replaced by one uninterpreted
     function per width (so equal products stay equal), with the instances ``a = 0 -> f(a, b) = 0``
-    and ``b = 0 -> f(a, b) = 0`` (see :func:`_valid`)."""
-    from ila.simplify import replace_nodes
-    reps, extra = {}, []
+    and ``b = 0 -> f(a, b) = 0`` (see :func:`_valid`); a product of size arithmetic -- a term
+    over a variable of ``keep`` (uids) through operators other than a load, a function
+    application or an ``ite``'s condition -- stays."""
+    extra = []
     memo: dict[int, Expr] = {}
+    sized: set[int] = set(keep)          # nodes over a kept variable
     rw = Rewriter()
     for n in toposort([goal]):
+        if keep and n.args and n.op not in (Op.LOAD, Op.APPLY) and \
+                any(a.uid in sized for a in (n.args[1:] if n.op is Op.ITE else n.args)):
+            sized.add(n.uid)             # size arithmetic; a load's or a function's value is data
         if n.args:
             args = tuple(memo[a.uid] for a in n.args)
-            if n.op is Op.MUL and all(a.op is not Op.CONST for a in args):
+            if n.op is Op.MUL and all(a.op is not Op.CONST for a in args) and n.uid not in sized:
                 a, b = args
                 app = _product_fn(a.sort.width, b.sort.width, n.sort.width, "")(a, b)
                 extra += [implies(a.eq(0), app.eq(0)), implies(b.eq(0), app.eq(0))]
@@ -361,7 +471,8 @@ def _has(e: Expr, ops) -> bool:
     return any(n.op in ops for n in toposort([e]))
 
 
-def resolve_loads(formula: Expr, facts: list, *, solver: str = "z3", rounds: int = 8, reps: dict | None = None) -> Expr:
+def resolve_loads(formula: Expr, facts: list, *, solver: str = "z3", rounds: int = 8, reps: dict | None = None,
+                  orders: bool = False) -> Expr:
     """``formula`` (an implication ``H -> G``) with reads of fact arrays replaced by the facts'
     values (:func:`resolution`; ``reps``: a replacement map computed before, on a formula with the
     same hypotheses). Equivalent under ``H``, which implies the facts, so the result is valid iff
@@ -370,9 +481,11 @@ def resolve_loads(formula: Expr, facts: list, *, solver: str = "z3", rounds: int
     if not facts:
         return formula
     if reps is None:
-        reps = resolution(formula, facts, solver=solver, rounds=rounds)
+        reps = resolution(formula, facts, solver=solver, rounds=rounds, orders=orders)
     for _ in range(rounds):
         new = replace_nodes([formula], reps)[0] if reps else formula
+        if orders:
+            new = concat_normal(new)
         if new is formula:
             break
         formula = new
@@ -390,13 +503,16 @@ class _Reps(dict):
         self.nodes: list = []
 
 
-def resolution(formula: Expr, facts: list, *, solver: str = "z3", rounds: int = 8) -> dict:
+def resolution(formula: Expr, facts: list, *, solver: str = "z3", rounds: int = 8, orders: bool = False) -> dict:
     """The replacement map (load node uid -> value) of :func:`resolve_loads`: a read
     ``load(A, a)`` becomes ``v`` for a fact ``dom -> load(A, b) = v`` (one of ``facts``: (A, b,
     dom, v)) when the arithmetic part of ``H`` (its conjuncts without memory reads, cells or
     uninterpreted functions) implies ``a = b`` and ``dom``. Reads whose address reads memory are
     resolved after it (innermost first); a model of the context pairs reads with facts
-    numerically, and one incremental solver confirms each pair."""
+    numerically, and one incremental solver confirms each pair. ``orders`` (all-sizes proofs):
+    each pair's address equality and domain are first rewritten by the mixed-radix lemma, orders
+    included (:mod:`verify.radix`), under the context, and after each round of replacements the
+    formula's concatenations are normalised (:func:`concat_normal`)."""
     from ila.expr import bool_const, bv_const
     from ila.simplify import replace_nodes
     from .refine import split_implication
@@ -426,8 +542,15 @@ def resolution(formula: Expr, facts: list, *, solver: str = "z3", rounds: int = 
                                               solver_options={"timeout": 5000} if solver == "z3" else {}) as s:
         s.add_assertion(enc.encode(ctx_f))
         cache: dict = {}
+        mixed = None
+        if orders:
+            from .radix_orders import OrderRadixRewriter
+            from .refine import implied_facts
+            mixed = OrderRadixRewriter(implied_facts(ctx), lambda x, y: implied(x.ult(y), False))
 
-        def implied(goal):
+        def implied(goal, rewrite=True):
+            if rewrite and mixed is not None:
+                goal = mixed(goal)
             if goal.uid not in cache:
                 s.push()
                 s.add_assertion(enc.encode(~goal))
@@ -458,6 +581,9 @@ def resolution(formula: Expr, facts: list, *, solver: str = "z3", rounds: int = 
                 break
             out.update(reps)
             cur = replace_nodes([cur], reps)[0]
+            if orders:               # a word read back from its bytes: its fields (resolve_loads does the same)
+                cur = concat_normal(cur)
+                out.nodes.append(cur)
     return out
 
 
@@ -558,8 +684,10 @@ def _key_inputs(ila) -> list:
 class _Walk:
     """The top-level walk of one side's stream (module docstring, step 1)."""
 
-    def __init__(self, side, phases: list[Phase], solver: str, timeout: float | None):
+    def __init__(self, side, phases: list[Phase], solver: str, timeout: float | None, keep: frozenset = frozenset(),
+                 assume: Expr = TRUE):
         self.side, self.ila = side, side.ila
+        self.solver, self.timeout, self.keep, self.assume = solver, timeout, keep, assume
         ila = self.ila
         self.keys = _key_inputs(ila)
         self.key_states = _key_states(ila)
@@ -635,7 +763,7 @@ class _Walk:
                     if not loop_ended:
                         raise PhaseError(f"{side.name}: command {n} ({ins.name}) starts a child loop that no phase "
                                          f"declares")
-                    st, secs, why = _valid(implies(land(*exits), ~en), solver=solver, timeout=timeout)
+                    st, secs, why = _valid(implies(land(assume, *exits), ~en), solver=solver, timeout=timeout, keep=keep)
                     self.rows.append(Row(f"{side.name} stream: command {n} ({ins.name}) starts no loop", st, secs, why))
         missing = [p.name for p in phases if p.name not in self.starts]
         if missing:
@@ -711,15 +839,28 @@ class _Walk:
         fired = [i for i, d in zip(instrs, vals[1:]) if d]
         return fired[0] if len(fired) == 1 else None
 
+    def _decided(self, e: Expr) -> Expr:
+        """``e`` (Bool) as TRUE or FALSE when the proof's size side conditions (``assume``, an
+        all-sizes proof's) imply it or its negation, else ``e``: a command's fields are terms of
+        the size symbols there."""
+        if e is TRUE or e is FALSE or self.assume is TRUE:
+            return e
+        for want, out in ((e, TRUE), (~e, FALSE)):
+            st, _, _ = _valid(implies(self.assume, want), solver=self.solver, timeout=self.timeout or 20.0,
+                              keep=self.keep)
+            if st is Status.HOLDS:
+                return out
+        return e
+
     def _decode(self, cmd: dict, n: int, state: dict):
         from ila.unroll import _env
         ila = self.ila
         rw = Rewriter(_env(ila, state, self._inputs(cmd)))
-        if rw.one(ila.valid) is not TRUE:
+        if self._decided(rw.one(ila.valid)) is not TRUE:
             raise PhaseError(f"{self.side.name}: command {n} is not valid for {ila.name}: {cmd}")
         fired = []
         for i in ila.instrs:
-            d = rw.one(i.get_decode())
+            d = self._decided(rw.one(i.get_decode()))
             if d is TRUE:
                 fired.append(i)
             elif d is not FALSE:
@@ -783,7 +924,6 @@ class _Images:
     def run(self, upto: int) -> None:
         walk = self.walk
         ila = walk.ila
-        inputs = {v.name: v for v in ila.all_inputs()}
         for n in range(self.upto, upto):
             ins, cmd = walk.fired[n], walk.side.commands[n]
             if ins is None:                      # a host command: a reset clears every memory
@@ -931,6 +1071,58 @@ class _Eval:
             else:
                 memo[n.uid] = n
         return memo[e.uid]
+
+
+def _pieces(e: Expr, memo: dict) -> list:
+    """``e`` as its bit pieces, most significant first: [(term, hi, lo)] through concatenations
+    and extractions."""
+    got = memo.get(e.uid)
+    if got is None:
+        if e.op is Op.CONCAT:
+            got = [p for a in e.args for p in _pieces(a, memo)]
+        elif e.op is Op.EXTRACT:
+            hi, lo = e.payload
+            got, pos = [], e.args[0].sort.width
+            for t, h, l in _pieces(e.args[0], memo):       # bits [pos - 1, pos - (h - l + 1)] of the argument
+                top, bot = pos - 1, pos - (h - l + 1)
+                pos = bot
+                if bot > hi or top < lo:
+                    continue
+                got.append((t, h - (top - min(top, hi)), l + (max(bot, lo) - bot)))
+        else:
+            got = [(e, e.sort.width - 1, 0)]
+        merged = []
+        for t, h, l in got:                                # adjacent pieces of one term merge
+            if merged and merged[-1][0] is t and merged[-1][2] == h + 1:
+                merged[-1] = (t, merged[-1][1], l)
+            else:
+                merged.append((t, h, l))
+        got = memo[e.uid] = merged
+    return got
+
+
+def concat_normal(e: Expr, rw: Rewriter | None = None) -> Expr:
+    """``e`` with every extraction of a concatenation (and every concatenation) rebuilt from its bit
+    pieces, adjacent pieces of one term merged: an identity of bit-vector arithmetic that turns a
+    field read back from the bytes of a word into the field (all-sizes proofs: a micro-op's fields
+    from its DRAM bytes)."""
+    rw = rw or Rewriter()
+    memo: dict = {}
+    pieces: dict = {}
+    for n in toposort([e]):
+        if n.args:
+            new = rw.build(n.op, n.sort, tuple(memo[a.uid] for a in n.args), n.payload)
+            if new.op in (Op.CONCAT, Op.EXTRACT) and new.sort.is_bv:
+                parts = [t if (h, l) == (t.sort.width - 1, 0) else rw.build(Op.EXTRACT, BvSort(h - l + 1), (t,), (h, l))
+                         for t, h, l in _pieces(new, pieces)]
+                out = parts[0]
+                for q in parts[1:]:
+                    out = rw.build(Op.CONCAT, BvSort(out.sort.width + q.sort.width), (out, q), None)
+                new = out
+            memo[n.uid] = new
+        else:
+            memo[n.uid] = n
+    return memo[e.uid]
 
 
 def bits(e: Expr, hi: int, lo: int, rw: Rewriter | None = None) -> Expr:
@@ -1187,6 +1379,9 @@ def check_lemma_slow(lem: Lemma, images: _Images, ila, limit: int = 3) -> list[s
 class _Checker:
     def __init__(self, proof: PhaseProof, *, solver: str, timeout: float | None, inline_ufs: bool):
         self.proof, self.solver, self.timeout, self.inline_ufs = proof, solver, timeout, inline_ufs
+        self.keep = frozenset(v.uid for v in proof.size_vars)      # size symbols: their products stay
+        self.failed: list[Expr] = []      # the formulas of failing clauses (solved for the sizes by verdict)
+        self.oracles: dict = {}           # verify.refine.radix's solvers, per arithmetic context
         self.sides = proof.sides
         self._arrays: dict = {}
         self.array_of: dict[int, tuple] = {}
@@ -1222,13 +1417,30 @@ class _Checker:
     def valid(self, name: str, formula: Expr, facts: list | None = None, reps: dict | None = None) -> Status:
         t0 = time.perf_counter()
         if facts:
-            formula = resolve_loads(formula, facts, solver=self.solver, reps=reps)
+            formula = resolve_loads(formula, facts, solver=self.solver, reps=reps, orders=bool(self.keep))
+        formula = self._arith(formula)
         st, secs, why = _valid(formula, solver=self.solver, timeout=self.timeout or QUERY_TIMEOUT,
-                               inline_ufs=self.inline_ufs)
+                               inline_ufs=self.inline_ufs, keep=self.keep)
         self.rows.append(Row(name, st, time.perf_counter() - t0, why))
+        if st is Status.FAILS:
+            self.failed.append(formula)
         if self.emit_dir and st is not Status.HOLDS:
             _emit(self.emit_dir, name, formula, self.inline_ufs)
         return st
+
+    def _arith(self, formula: Expr) -> Expr:
+        """An all-sizes proof's clause with its mixed-radix address equalities and comparisons
+        rewritten (:func:`verify.refine.radix`, orders included: an equivalence under the clause's
+        hypothesis); other proofs' clauses as they are."""
+        if not self.keep:
+            return formula
+        from .radix_orders import radix_orders
+        return radix_orders(formula, self.oracles, solver=self.solver, timeout=self.timeout or 20.0)
+
+    def close(self) -> None:
+        for orc in self.oracles.values():
+            orc.close()
+        self.oracles.clear()
 
     # -- composition ------------------------------------------------------------------
     def _point(self, r: Region) -> float:
@@ -1239,6 +1451,8 @@ class _Checker:
         for lem in self.proof.lemmas:
             if lem.name == r.by and lem.side == r.side:
                 return lem.at - 0.5
+        if any(a is r for a in self.proof.assumed):
+            return -0.5                   # by hypothesis, at the start of the stream (all-sizes proofs)
         raise PhaseError(f"region {r.name} is established by {r.by!r}, which is no phase or lemma of side {r.side}")
 
     def survives(self, r: Region, side: str, until: float, why: str) -> bool:
@@ -1348,7 +1562,7 @@ class _Checker:
             if m == phase.memory or m in phase.also_writes:
                 raise PhaseError(f"{phase.name}: {m} is read as an unchanging array and written")
         m0 = self.array(phase.side, phase.name, phase.memory)
-        sysm = phase_system(ila, phase, m0, kept, f"{phase.side}.{phase.name}{case}")
+        sysm = phase_system(ila, phase, m0, kept, f"{phase.side}.{phase.name}{case}", region_first=bool(self.keep))
         start = {v: start_state[v.name] for v in sysm.states}
         full = {ila.state(k): v for k, v in start_state.items() if not ila.state(k).sort.is_mem}
         start.update({c: load(m0, a) for c, a in zip(sysm.cells, phase.addrs)})
@@ -1407,7 +1621,8 @@ class _Checker:
                                            pinned(implies(land(hyp, inv), ~lor(*forbidden)))))
         pairs = [implies(land(fi, fj), FALSE) for a, (ki, fi) in enumerate(live) for kj, fj in live[a + 1:]]
         if pairs and base_part:
-            st0, secs0, _ = _valid(pinned(implies(inv, land(*pairs))), solver=self.solver, timeout=self.timeout or 20.0)
+            st0, secs0, _ = _valid(pinned(implies(inv, land(*pairs))), solver=self.solver, timeout=self.timeout or 20.0,
+                                   keep=self.keep)
             if st0 is Status.HOLDS:
                 self.rows.append(Row(f"{name}: the instructions exclude each other", st0, secs0))
             else:
@@ -1430,9 +1645,12 @@ class _Checker:
             fxp = [tuple(pin.one(e) for e in f) for f in fx]
             whole = pinned(implies(base, rw.one(inv)))
             t1 = time.perf_counter()
-            reps = resolution(whole, fxp, solver=self.solver)
-            stt, secs, why = _valid(resolve_loads(whole, fxp, reps=reps), solver=self.solver,
-                                    timeout=min(self.timeout or 20.0, 20.0), inline_ufs=self.inline_ufs)
+            reps = resolution(whole, fxp, solver=self.solver, orders=bool(self.keep))
+            if self.keep:             # all sizes: the whole invariant at once rarely goes through; per conjunct
+                stt = Status.UNKNOWN
+            else:
+                stt, secs, why = _valid(resolve_loads(whole, fxp, reps=reps), solver=self.solver,
+                                        timeout=min(self.timeout or 20.0, 20.0), inline_ufs=self.inline_ufs)
             if stt is Status.HOLDS:
                 self.rows.append(Row(f"{name}: consecution [{iname}]", stt, time.perf_counter() - t1))
                 continue
@@ -1516,18 +1734,23 @@ class _Refuted(Exception):
 
 
 def run(proof: PhaseProof, *, solver: str = "z3", timeout: float | None = None, inline_ufs: bool = False,
-        only: set | None = None) -> tuple[Status, list[Row], list[str]]:
+        only: set | None = None, failed: list | None = None) -> tuple[Status, list[Row], list[str]]:
     """Check ``proof`` (module docstring); ``only``: the piece keys to check (None: all), see
-    :func:`pieces`. Returns (overall status, rows, notes)."""
+    :func:`pieces`; ``failed``, if given, collects the formulas of the failing clauses. Returns
+    (overall status, rows, notes)."""
     ck = _Checker(proof, solver=solver, timeout=timeout, inline_ufs=inline_ufs)
     worst = Status.HOLDS
+    if proof.assumed:
+        ck.notes.append("assumed at the start of the streams (the declared input placement, proved per shape by "
+                        "the fixed-shape proofs' stream lemmas): "
+                        + "; ".join(f"{r.side} {r.memory} region {r.name}" for r in proof.assumed))
 
     def want(key):
         return only is None or key in only
     for name, side in proof.sides.items():
         phases = [p for p in proof.phases if p.side == name]
         t1 = time.perf_counter()
-        ck.walks[name] = _Walk(side, phases, solver, timeout)
+        ck.walks[name] = _Walk(side, phases, solver, timeout, ck.keep, proof.pre if proof.size_vars else TRUE)
         ck.rows.append(Row(f"{name} stream: {len(side.commands)} commands walked, {len(phases)} loops", Status.HOLDS,
                            time.perf_counter() - t1))
         ck.rows += ck.walks[name].rows
@@ -1605,6 +1828,9 @@ def run(proof: PhaseProof, *, solver: str = "z3", timeout: float | None = None, 
         hyp = land(proof.pre, *[implies(p.pre, posts[p.name]) for p in outs], *proof.final_axioms(F))
         worst = worst.worst(ck.valid("final: the output cells agree", implies(hyp, proof.final(F))))
         ck.rows[-1].seconds += time.perf_counter() - t1 - ck.rows[-1].seconds
+    if failed is not None:
+        failed += ck.failed
+    ck.close()
     return worst, ck.rows, ck.notes
 
 
@@ -1659,8 +1885,10 @@ def pieces(proof: PhaseProof) -> list[str]:
 
 
 def verdict(mapping, proof: PhaseProof, rows: list[Row], notes: list[str], status: Status, *, solver: str,
-            seconds: float, shape: dict | None, numerics: str = "exact"):
-    """The verdict of a checked phase proof (a counterexample is searched by BMC when a clause fails)."""
+            seconds: float, shape: dict | None, numerics: str = "exact", failed: list | None = None):
+    """The verdict of a checked phase proof (a counterexample is searched by BMC when a clause
+    fails; for an all-sizes proof first at the shapes where a failing clause fails, ``failed``
+    being their formulas: :func:`verify.chc.countershapes`)."""
     from .scope import describe
     covers = tuple(proof.covers) + (f"numerics-{numerics}",)
     bad = [r for r in rows if r.status is not Status.HOLDS]
@@ -1683,7 +1911,9 @@ def verdict(mapping, proof: PhaseProof, rows: list[Row], notes: list[str], statu
     if mapping is not None and mapping.proof is not None:
         from .bmc import check_bmc
         t0 = time.perf_counter()
-        shapes = ([shape] if shape is not None and _small(mapping, shape) else []) + list(proof.cex_shapes)
+        found = _countershapes(proof, failed or [], solver) if getattr(proof, "size_vars", None) else []
+        shapes = ([shape] if shape is not None and _small(mapping, shape) else []) + \
+            [at for at in found if _small(mapping, at)] + [at for at in proof.cex_shapes if at not in found]
         for at in shapes:
             try:
                 mapping.check_shape(at)
@@ -1695,7 +1925,7 @@ def verdict(mapping, proof: PhaseProof, rows: list[Row], notes: list[str], statu
                 return Counterexample("chc", solver, seconds + time.perf_counter() - t0,
                                       f"{table}; BMC at shape {'x'.join(map(str, at.values()))} finds: {v.detail}",
                                       trace={**v.trace, "failed": [r.name for r in bad], "shape": at}, replayed=True)
-        for at in shapes:                 # what BMC does not observe (the driver's read-back): simulate
+        for at in shapes + [at for at in found if at not in shapes]:   # what BMC does not observe: simulate
             cex = simulate_counterexample(mapping, at)
             if cex is not None:
                 k, x, y, data = cex
@@ -1707,6 +1937,19 @@ def verdict(mapping, proof: PhaseProof, rows: list[Row], notes: list[str], statu
                                       replayed=True)
     return Unknown("chc", solver, seconds, reason=f"clauses fail and no counterexample was found by BMC or "
                                                   f"simulation at the tried shapes: {table}")
+
+
+def _countershapes(proof: PhaseProof, failed: list, solver: str) -> list[dict]:
+    """The shapes at which the failing clauses of an all-sizes phase proof fail, solved for its size
+    symbols (:func:`verify.chc.countershapes`: small bounds first, then unbounded, minimised and
+    maximised)."""
+    from types import SimpleNamespace
+    from .countershapes import countershapes
+    if proof.shape_of is None or not failed:
+        return []
+    spec = SimpleNamespace(size_vars=list(proof.size_vars), small_sizes=list(proof.small_sizes),
+                           shape_of=proof.shape_of, axioms=lambda apps: [])
+    return countershapes(spec, [SimpleNamespace(formula=f) for f in failed], solver=solver)
 
 
 def simulate_counterexample(mapping, shape: dict, tries: int = 4, seed: int = 0):
@@ -1786,9 +2029,10 @@ def check(mapping, shape: dict | None, proof: PhaseProof, *, solver: str = "z3",
         return verdict(mapping, proof, rows, notes, status, solver=solver, seconds=time.perf_counter() - t0,
                        shape=shape, numerics=proof.numerics)
     numerics = proof.numerics or numerics          # VTA's proofs are bit-exact whatever the option says
+    failed: list = []
     try:
-        status, rows, notes = run(proof, solver=solver, timeout=timeout, inline_ufs=numerics == "exact")
+        status, rows, notes = run(proof, solver=solver, timeout=timeout, inline_ufs=numerics == "exact", failed=failed)
     except PhaseError as exc:
         return Unknown("chc", solver, time.perf_counter() - t0, reason=f"malformed phase proof: {exc}")
     return verdict(mapping, proof, rows, notes, status, solver=solver, seconds=time.perf_counter() - t0, shape=shape,
-                   numerics=numerics)
+                   numerics=numerics, failed=failed)

@@ -177,6 +177,6 @@ MAPPING = Mapping(
     bind_operands=bind_operands,
     # BMC (small shapes) and the phase proof of the whole program at any shape (mappings.vta.gemm_chc)
     mutations="verify.mutations.vta:gemm_mutations",
-    proof=Proof(proof_setup, {"N": 1, "K": 16, "M": 16}, chc_spec="mappings.vta.gemm_chc:chc_spec",
+    proof=Proof(proof_setup, {"N": 1, "K": 16, "M": 16}, chc_spec="mappings.vta.gemm_allsizes:chc_spec",
                 cex_shapes=({"N": 1, "K": 16, "M": 16}, {"N": 2, "K": 20, "M": 18})),
 )

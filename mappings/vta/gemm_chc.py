@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ila import BvSort, FuncRef, bv_const, concat, extract, implies, ite, land, load, lor, sext, zext
+from ila.expr import Expr
 from ila.models.vta.isa import GemmInsn, MemInsn
 from ila.sorts import MemSort
 from ila.unroll import symbol
@@ -61,11 +62,23 @@ def le(mem, addr, nbytes: int):
     return concat(*[load(mem, addr + b) for b in reversed(range(nbytes))])
 
 
+def fit(v, width: int):
+    """An instruction field's value (an int, or a term of an all-sizes proof, whose side conditions
+    say it fits) at ``width`` bits: ints as they are, terms truncated or zero-extended."""
+    if isinstance(v, int):
+        return v
+    w = v.sort.width
+    return v if w == width else (extract(v, width - 1, 0) if w > width else zext(v, width))
+
+
 # ----------------------------------------------------------------------------- the 2D DMA loop
 def load_phase(name: str, command: int, insn: MemInsn, buf: str, cfg, vta, dram_phase: str) -> tuple[Phase, Region]:
     """The phase of one LOAD of the emitted stream (no padding, ``x_stride = x_size``): SRAM row
-    ``sram_base + r`` lane l holds DRAM element ``dram_base + r`` lane l, for r < y_size x_size."""
-    if insn.x_stride != insn.x_size or any((insn.y_pad_0, insn.y_pad_1, insn.x_pad_0, insn.x_pad_1)):
+    ``sram_base + r`` lane l holds DRAM element ``dram_base + r`` lane l, for r < y_size x_size.
+    The fields are ints, or 32-bit terms of an all-sizes proof (``x_stride`` the same term as
+    ``x_size``)."""
+    if insn.x_stride is not insn.x_size and (isinstance(insn.x_stride, Expr) or insn.x_stride != insn.x_size) \
+            or any((insn.y_pad_0, insn.y_pad_1, insn.x_pad_0, insn.x_pad_1)):
         raise ValueError(f"{name}: the phase proof takes unpadded LOADs with x_stride = x_size, got {insn}")
     from ila.models.vta.model import MEM_STATE
     lanes, eb = cfg.lanes(buf), cfg.elem_bytes(buf)
@@ -77,7 +90,7 @@ def load_phase(name: str, command: int, insn: MemInsn, buf: str, cfg, vta, dram_
     D = array("acc", dram_phase, "vta_dram", MemSort(DRAM_AW, 8))
     pre = land(r.ult(total), ln.ult(lanes))
     addr = (r + insn.sram_base) * lanes + ln
-    elem = zext(r, DRAM_AW) + insn.dram_base
+    elem = zext(r, DRAM_AW) + (fit(insn.dram_base, DRAM_AW) if isinstance(insn.dram_base, Expr) else insn.dram_base)
     val = le(D, elem * eb + zext(ln, DRAM_AW) * nb, nb)
     region = Region(name, "acc", mem, name, (r, ln), pre, addr, val)
 
@@ -95,7 +108,7 @@ def load_phase(name: str, command: int, insn: MemInsn, buf: str, cfg, vta, dram_
         fields = {"vta_sram_base": insn.sram_base, "vta_dram_base": insn.dram_base, "vta_y_size": ys,
                   "vta_x_size": xs, "vta_x_stride": insn.x_stride, "vta_y_pad_0": 0, "vta_y_pad_1": 0,
                   "vta_x_pad_0": 0, "vta_x_pad_1": 0}
-        pins = [P.state(k).eq(v) for k, v in fields.items()]
+        pins = [P.state(k).eq(fit(v, P.state(k).sort.width)) for k, v in fields.items()]
         y, x = zext(cy, W32), zext(cx, W32)
         return land(*pins, lor(op.eq(code), op.eq(C_IDLE)),
                     implies(op.eq(code), land(y.ult(ys), x.ult(xs), sidx.eq(y * xs + x + insn.sram_base))),
@@ -374,8 +387,9 @@ def phase_proof(shape: dict, *, infer: bool = False, x=None, w=None) -> PhasePro
 
 
 def chc_spec(shape: dict | None, *, numerics: str = "exact", infer: bool = False) -> PhaseProof:
-    """``Proof.chc`` of vta.gemm: the phase proof at ``shape`` (``numerics`` is bit-exact either way)."""
+    """The phase proof of vta.gemm at ``shape`` (``numerics`` is bit-exact either way); vta.gemm's
+    ``Proof.chc`` is :func:`mappings.vta.gemm_allsizes.chc_spec`, which adds all sizes."""
     from mappings.base import MappingError
     if shape is None:
-        raise MappingError("vta.gemm: the all-sizes phase proof is not available yet; give a shape")
+        raise MappingError("vta.gemm: the all-sizes proof is mappings.vta.gemm_allsizes:chc_spec; give a shape")
     return phase_proof(shape, infer=infer)

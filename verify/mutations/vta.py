@@ -120,6 +120,41 @@ def _field(pick, **changes):
     return wrap
 
 
+def _some_sizes(field: str, when, value):
+    """The generator's accumulating GEMM (``dense_instructions``, whose sizes are ints, or terms in
+    the all-sizes proof) has ``field`` = ``value(kb, mb, rows)`` where ``when(kb, mb, rows)`` holds:
+    a configuration field wrong only at some sizes. ``when`` and ``value`` get the sizes as ints or
+    32-bit terms alike."""
+    from ila.expr import Expr, bv_const, ite
+
+    def wrap(dense_instructions):
+        def mutated(kb, mb, bases, chunks, **kw):
+            insns = dense_instructions(kb, mb, bases, chunks, **kw)
+            k = 0
+            for i, insn in enumerate(insns):
+                if type(insn).__name__ == "GemmInsn" and not insn.reset:
+                    rows = chunks[k][1]
+                    k += 1
+                    cond, new = when(kb, mb, rows), value(kb, mb, rows)
+                    old = getattr(insn, field)
+                    if isinstance(cond, Expr):
+                        def w(v):
+                            return v if isinstance(v, Expr) else bv_const(v, 32)
+                        new = ite(cond, w(new), w(old))
+                    elif not cond:
+                        new = old
+                    insns[i] = dataclasses.replace(insn, **{field: new})
+            return insns
+        return mutated
+    return wrap
+
+
+def _ge(x, c):
+    """x >= c for an int, x >=u c for a term."""
+    from ila.expr import Expr
+    return x.uge(c) if isinstance(x, Expr) else x >= c
+
+
 def _is(kind: str, **fields):
     def pick(insn):
         return type(insn).__name__ == kind and all(getattr(insn, k, None) == v for k, v in fields.items())
@@ -190,8 +225,25 @@ def gemm_mutations() -> dict[str, Mutation]:
                  (Patch(_GEMM, "acc_index", _plus(1)),)),
         Mutation("unsigned_mac", "model-loops", "model: GEMM zero-extends its int8 operands",
                  (Patch(_MODEL, "sext", _unsigned_int8_operands),), _MODEL_CACHE),
-    ]
+    ] + allsizes_mutations()
     return {m.name: m for m in M}
+
+
+def allsizes_mutations() -> list[Mutation]:
+    """Configuration fields wrong only at some sizes, which the fixed-shape proofs' shapes do not
+    reach (checked by the all-sizes proof, whose counterexample search finds a shape)."""
+    return [
+        Mutation("wgt_factor_short_some_sizes", "configuration-fields",
+                 "generator: the accumulating GEMM's wgt_factor_in is kb - 1 when K has 3 or more blocks of 16 "
+                 "(K > 32): the second output block reads the wrong weight tiles",
+                 (Patch(_DRIVER, "dense_instructions",
+                        _some_sizes("wgt_factor_in", lambda kb, mb, rows: _ge(kb, 3), lambda kb, mb, rows: kb - 1)),)),
+        Mutation("iter_out_short_near_max", "configuration-fields",
+                 "generator: the accumulating GEMM's iter_out is one short when x has 1024 rows or more (near the "
+                 "largest N the input SRAM allows): the last row is not accumulated",
+                 (Patch(_DRIVER, "dense_instructions",
+                        _some_sizes("iter_out", lambda kb, mb, rows: _ge(rows, 1024), lambda kb, mb, rows: rows - 1)),)),
+    ]
 
 
 def _elementwise(op: str) -> list[Mutation]:
@@ -267,7 +319,8 @@ def dense_mutations() -> dict[str, Mutation]:
     its proof shape), one tiling bug, one bug in the runner's assembly of the passes' streams and
     one in the read-back's assembly of the passes (refuted by ``--method chc``, see
     :data:`CHC_ONLY`)."""
-    M = list(gemm_mutations().values()) + [
+    allsizes = {m.name for m in allsizes_mutations()}          # vta.gemm's all-sizes proof's, not these proofs'
+    M = [m for m in gemm_mutations().values() if m.name not in allsizes] + [
         Mutation("last_pass_row_short", "model-loops",
                  "tiling: the last pass ends one row early (an output row computed by no pass)",
                  (Patch("mappings.vta.dense", "passes", _last_pass_row_short),)),
@@ -284,6 +337,8 @@ def dense_mutations() -> dict[str, Mutation]:
 
 # seeded bugs that BMC of one pass cannot see by construction: refuted by --method chc (the name of
 # the lemma of the split proof that fails)
+# bugs only the all-sizes proof reaches (vta.gemm's fixed proof shape is correct under them)
+ALLSIZES_ONLY = {"vta.gemm": tuple(m.name for m in allsizes_mutations())}
 CHC_ONLY = {"vta.gemm": ("readback_lanes_rotated",),
             "vta.dense": ("last_pass_row_short", "readback_rows_rotated", "readback_lanes_rotated",
                           "runner_weight_rows_rotated")}

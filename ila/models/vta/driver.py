@@ -275,6 +275,69 @@ def acc_rows(t: np.ndarray, rows: int, lanes: int) -> np.ndarray:
     return buf.reshape(rows, lanes)
 
 
+def _ceil_div(a, eb: int):
+    """ceil(a / eb) of an int, or of a bit-vector term when ``eb`` is a power of two."""
+    if not isinstance(a, Expr):
+        return -(-a // eb)
+    if eb & (eb - 1):
+        raise VtaIsaError(f"a symbolic DRAM allocation needs power-of-two element sizes, got {eb} bytes")
+    return (a + (eb - 1)).lshr(eb.bit_length() - 1)
+
+
+class SymbolicDram:
+    """The bump allocator of :class:`_Dram` on sizes that are bit-vector terms (an all-sizes proof
+    runs the generator's layout on size symbols): ``alloc`` returns the element index as a term
+    (32-bit arithmetic; the caller bounds the sizes so nothing wraps); there is no image."""
+
+    def __init__(self, cfg: VtaConfig):
+        self.cfg, self.top = cfg, 0
+
+    def alloc(self, buf: str, n_elems) -> "int | Expr":
+        eb = self.cfg.elem_bytes(buf)
+        start = _ceil_div(self.top, eb)
+        self.top = (start + n_elems) * eb
+        return start
+
+
+def dense_layout(d, n, kb, mb) -> tuple:
+    """The DRAM regions of a dense program, allocated in order from ``d`` (a :class:`_Dram`, or a
+    :class:`SymbolicDram` for size terms): kb + 1 micro-ops, n x kb input rows, mb x kb weight
+    tiles, n x mb output rows. Returns their element indices (u, x, w, o)."""
+    return d.alloc("uop", kb + 1), d.alloc("inp", n * kb), d.alloc("wgt", mb * kb), d.alloc("out", n * mb)
+
+
+def dense_uop(r, kb) -> Uop:
+    """Micro-op ``r`` of a dense program (ints, or terms): ``Uop(0, r, r)`` for r < kb (input row r
+    and weight tile r of a K block), the all-zero micro-op at r = kb (the reset and ALU loops')."""
+    if isinstance(r, Expr) or isinstance(kb, Expr):
+        from ila.expr import bv_const, ite
+        r = r if isinstance(r, Expr) else bv_const(r, 32)
+        sel = ite(r.ult(kb), r, bv_const(0, r.sort.width))
+        return Uop(0, sel, sel)
+    return Uop(0, r, r) if r < kb else Uop(0, 0, 0)
+
+
+def dense_instructions(kb, mb, bases: tuple, chunks: list, *, shift: int = 0, clip: bool = False,
+                       relu: bool = False) -> list:
+    """The instructions of a dense program (sizes ints, or terms in an all-sizes proof): LOAD UOP
+    (kb + 1 micro-ops), LOAD WGT (mb x kb tiles), then per chunk ``(r0, rows)`` of x's rows LOAD INP,
+    GEMM reset, GEMM over the kb micro-ops, the requantising ALU epilogue, STORE; then FINISH.
+    ``bases``: the DRAM element indices of :func:`dense_layout`."""
+    u_addr, x_addr, w_addr, o_addr = bases
+    nu = kb + 1
+    zero_u = kb
+    insns = [MemInsn(OP_LOAD, MEM_UOP, 0, u_addr, 1, nu, nu), MemInsn(OP_LOAD, MEM_WGT, 0, w_addr, mb, kb, kb)]
+    for r0, rows in chunks:
+        insns.append(MemInsn(OP_LOAD, MEM_INP, 0, x_addr + r0 * kb if r0 else x_addr, rows, kb, kb))
+        insns.append(_loop(GemmInsn, zero_u, zero_u + 1, rows, mb, reset=1, dst_factor_out=mb, dst_factor_in=1))
+        insns.append(_loop(GemmInsn, 0, kb, rows, mb, dst_factor_out=mb, dst_factor_in=1,
+                           src_factor_out=kb, src_factor_in=0, wgt_factor_out=0, wgt_factor_in=kb))
+        _requant(insns, rows, mb, zero_u, shift=shift, clip=clip, relu=relu)
+        insns.append(MemInsn(OP_STORE, MEM_OUT, 0, o_addr + r0 * mb if r0 else o_addr, rows, mb, mb))
+    insns.append(FinishInsn())
+    return insns
+
+
 def dense_program(x, w, *, shift: int = 0, clip: bool = False, relu: bool = False,
                   cfg: VtaConfig = DEFAULT_CONFIG) -> VtaProgram:
     """Blocked dense ``x[N,K] @ w[M,K].T`` on VTA (BATCH must be 1). K and M are zero-padded to
@@ -299,26 +362,12 @@ def dense_program(x, w, *, shift: int = 0, clip: bool = False, relu: bool = Fals
     wp = _zeros((mb * bo, kb * bi), w)
     wp[:mo, :k] = w
     d = _Dram(cfg)
-    uops = [Uop(0, kk, kk) for kk in range(kb)] + [Uop(0, 0, 0)]
-    u_addr = d.alloc("uop", len(uops))
-    d.put("uop", u_addr, np.array([encode_uop(u, cfg) for u in uops], dtype="<u4"))
-    x_addr = d.alloc("inp", n * kb)
+    u_addr, x_addr, w_addr, o_addr = bases = dense_layout(d, n, kb, mb)
+    d.put("uop", u_addr, np.array([encode_uop(dense_uop(r, kb), cfg) for r in range(kb + 1)], dtype="<u4"))
     d.put("inp", x_addr, xp)
-    w_addr = d.alloc("wgt", mb * kb)
     d.put("wgt", w_addr, weight_tiles(wp, cfg))
-    o_addr = d.alloc("out", n * mb)
-    zero_u = len(uops) - 1
-    insns = [MemInsn(OP_LOAD, MEM_UOP, 0, u_addr, 1, len(uops), len(uops)),
-             MemInsn(OP_LOAD, MEM_WGT, 0, w_addr, mb, kb, kb)]
-    for r0 in range(0, n, chunk):
-        rows = min(chunk, n - r0)
-        insns.append(MemInsn(OP_LOAD, MEM_INP, 0, x_addr + r0 * kb, rows, kb, kb))
-        insns.append(_loop(GemmInsn, zero_u, zero_u + 1, rows, mb, reset=1, dst_factor_out=mb, dst_factor_in=1))
-        insns.append(_loop(GemmInsn, 0, kb, rows, mb, dst_factor_out=mb, dst_factor_in=1,
-                           src_factor_out=kb, src_factor_in=0, wgt_factor_out=0, wgt_factor_in=kb))
-        _requant(insns, rows, mb, zero_u, shift=shift, clip=clip, relu=relu)
-        insns.append(MemInsn(OP_STORE, MEM_OUT, 0, o_addr + r0 * mb, rows, mb, mb))
-    insns.append(FinishInsn())
+    chunks = [(r0, min(chunk, n - r0)) for r0 in range(0, n, chunk)]
+    insns = dense_instructions(kb, mb, bases, chunks, shift=shift, clip=clip, relu=relu)
     out_bytes = o_addr * cfg.elem_bytes("out")
     prog = VtaProgram(insns, d.image, out_bytes, (n, mb * bo), cfg, d.terms)
     prog.crop = (slice(None), slice(0, mo))

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from ila.errors import D2AError
+from ila.expr import Expr
 
 OP_LOAD, OP_STORE, OP_GEMM, OP_FINISH, OP_ALU = 0, 1, 2, 3, 4
 OPCODES = {OP_LOAD: "LOAD", OP_STORE: "STORE", OP_GEMM: "GEMM", OP_FINISH: "FINISH", OP_ALU: "ALU"}
@@ -408,6 +409,50 @@ def _encode_uop(uop: Uop, cfg: VtaConfig = DEFAULT_CONFIG) -> int:
     return word
 
 
+def _word_term(obj, lay: dict[str, Field], bits: int, what: str):
+    """The ``bits``-bit word of ``obj`` as a bit-vector term, fields that are ints checked and
+    encoded as :func:`_put` does, fields that are terms (bit-vector expressions of any width)
+    placed as their low ``width`` bits. Returns (word, [fits]): each ``fits`` is the Bool term
+    "this field's term value fits its bits (unsigned)", which an all-sizes proof takes as a side
+    condition (the integer encoder refuses a value that does not fit). Raises VtaIsaError for a
+    term in a signed field or an int out of range."""
+    from ila.expr import bv_const, concat, extract, zext
+    parts, fits, pos = [], [], 0
+    for name, f in sorted(lay.items(), key=lambda kv: kv[1].lo):
+        value = getattr(obj.deps, name) if name.endswith("_dep") else getattr(obj, name)
+        if f.lo > pos:
+            parts.append(bv_const(0, f.lo - pos))
+        if isinstance(value, Expr):
+            if f.signed or not value.sort.is_bv:
+                raise VtaIsaError(f"{what}: field {f.name} takes no {'signed ' if f.signed else ''}term: {value.short()}")
+            w = value.sort.width
+            if w > f.width:
+                fits.append(value.ult(1 << f.width))
+                parts.append(extract(value, f.width - 1, 0))
+            else:
+                parts.append(value if w == f.width else zext(value, f.width))
+        else:
+            parts.append(bv_const(_put(0, f, value, what) >> f.lo, f.width))
+        pos = f.lo + f.width
+    if pos < bits:
+        parts.append(bv_const(0, bits - pos))
+    return concat(*reversed(parts)), fits
+
+
+def encode_term(insn: Insn, cfg: VtaConfig = DEFAULT_CONFIG):
+    """:func:`encode` for an instruction whose fields may be bit-vector terms (an all-sizes proof
+    runs the generator on size terms): (the 128-bit word as a term, [Bool side conditions: every
+    term field fits its bits]). Equal to ``encode`` on int fields (``tests/test_vta_isa.py``)."""
+    if not isinstance(insn, (MemInsn, GemmInsn, AluInsn, FinishInsn)):
+        raise VtaIsaError(f"not a VTA instruction: {insn!r}")
+    return _word_term(insn, layout_of(insn.opcode, cfg), 128, f"VTA {OPCODES[insn.opcode]}")
+
+
+def encode_uop_term(uop: Uop, cfg: VtaConfig = DEFAULT_CONFIG):
+    """:func:`encode_uop` for a micro-op whose fields may be terms: (32-bit word term, [fits])."""
+    return _word_term(uop, uop_layout(cfg), 32, "VTA micro-op")
+
+
 def decode_uop(word: int, cfg: VtaConfig = DEFAULT_CONFIG) -> Uop:
     if isinstance(word, bool) or not isinstance(word, int) or not 0 <= word < (1 << 32):
         raise VtaIsaError(f"a VTA micro-op is a 32-bit unsigned int, got {word!r}")
@@ -431,7 +476,7 @@ def describe(insn: Insn) -> str:
 
 __all__ = [
     "VtaConfig", "DEFAULT_CONFIG", "VtaIsaError", "Field", "Deps", "MemInsn", "GemmInsn", "AluInsn",
-    "FinishInsn", "Uop", "encode", "decode", "encode_uop", "decode_uop", "mem_layout", "gemm_layout",
+    "FinishInsn", "Uop", "encode", "decode", "encode_uop", "decode_uop", "encode_term", "encode_uop_term", "mem_layout", "gemm_layout",
     "alu_layout", "finish_layout", "uop_layout", "layout_of", "describe", "replace",
     "OP_LOAD", "OP_STORE", "OP_GEMM", "OP_FINISH", "OP_ALU", "OPCODES",
     "MEM_UOP", "MEM_WGT", "MEM_INP", "MEM_ACC", "MEM_OUT", "MEM_ACC_8BIT", "MEMORY_TYPES",
