@@ -90,7 +90,7 @@ def load_phase(name: str, command: int, insn: MemInsn, buf: str, cfg, vta, dram_
     D = array("acc", dram_phase, "vta_dram", MemSort(DRAM_AW, 8))
     pre = land(r.ult(total), ln.ult(lanes))
     addr = (r + insn.sram_base) * lanes + ln
-    elem = zext(r, DRAM_AW) + (fit(insn.dram_base, DRAM_AW) if isinstance(insn.dram_base, Expr) else insn.dram_base)
+    elem = zext(r, DRAM_AW) + fit(insn.dram_base, DRAM_AW)
     val = le(D, elem * eb + zext(ln, DRAM_AW) * nb, nb)
     region = Region(name, "acc", mem, name, (r, ln), pre, addr, val)
 
