@@ -115,3 +115,30 @@ def test_check_ackermann_answers_unsat_and_sat():
     enc = SmtEncoder()
     sat = enc.encode_all([f(a).ne(f(b))])
     assert check_ackermann(enc, sat, timeout=10).status == "sat"
+
+
+def test_split_cases_decides_a_clause_by_the_invariants_guards():
+    """A clause the solver leaves unknown is split on guards: valid when every case is, failing
+    when a case fails (that case's formula kept for the counterexample search), unknown when the
+    guards run out."""
+    from ila.ops import Op
+    from verify.phases import Status, _valid, split_cases
+    x = symbol("t.x", BvSort(8))
+    g1, g2 = x.ult(100), x.eq(7)
+
+    def depth(f):
+        return 1 + depth(f.args[1]) if f.op is Op.IMPLIES else 0
+
+    def check(f, need=2):               # a stand-in solver that answers only below `need` guards
+        if depth(f) < need:
+            return Status.UNKNOWN, 0.0, "too hard"
+        return _valid(f, solver="z3", timeout=10)
+
+    holds = (x + 1).ne(x)
+    st, note, piece = split_cases(holds, [g1, g2], check, "unknown at first")
+    assert st is Status.HOLDS and piece is None and "6 cases hold" in note
+    wrong = x.ne(200)                   # fails at x = 200, outside g1 and g2
+    st, note, piece = split_cases(wrong, [g1, g2], check)
+    assert st is Status.FAILS and _valid(piece, solver="z3", timeout=10)[0] is Status.FAILS
+    st, _, _ = split_cases(holds, [g1, g2], lambda f: check(f, need=3))
+    assert st is Status.UNKNOWN

@@ -395,6 +395,27 @@ def _valid(formula: Expr, *, solver: str, timeout: float | None, inline_ufs: boo
     return Status.of_negation(res.status), spent, res.reason
 
 
+def split_cases(formula: Expr, guards: list, check, why: str = "") -> tuple[Status, str, Expr | None]:
+    """Case split of a clause the solver left unknown: ``F`` is valid iff ``g => F`` and
+    ``~g => F`` are, for any Bool term ``g``. ``check(f) -> (Status, seconds, note)`` decides one
+    case; the guards are tried in order, a case still unknown is split on the next guard. Returns
+    the status (FAILS as soon as a case fails: its counterexample is the clause's; UNKNOWN if a
+    case stays unknown after the last guard), a note naming the cases, and the failing or
+    undecided case's formula (None when every case holds)."""
+    pending, n = [(formula, 0)], 0
+    while pending:
+        f, k = pending.pop()
+        for g in (guards[k], ~guards[k]):
+            piece = implies(g, f)
+            st, _, w = check(piece)
+            n += 1
+            if st is Status.UNKNOWN and k + 1 < len(guards):
+                pending.append((piece, k + 1))
+            elif st is not Status.HOLDS:
+                return st, f"{why}; split on the invariant's guards: case {n} {st.value} ({w})", piece
+    return Status.HOLDS, f"split on the invariant's guards: {n} cases hold (unsplit: {why})", None
+
+
 FIRST_TRY = 10.0      # seconds of an all-sizes query's first try with every product abstracted
 
 
@@ -1414,13 +1435,22 @@ class _Checker:
                 key = (side, phase, memory)
         return key
 
-    def valid(self, name: str, formula: Expr, facts: list | None = None, reps: dict | None = None) -> Status:
+    def valid(self, name: str, formula: Expr, facts: list | None = None, reps: dict | None = None,
+              cases: tuple = ()) -> Status:
+        """Validity of one clause, recorded as a row. ``cases``: Bool terms the clause may be split
+        on when the solver leaves it unknown (the invariant's guards, :meth:`_split`)."""
         t0 = time.perf_counter()
         if facts:
             formula = resolve_loads(formula, facts, solver=self.solver, reps=reps, orders=bool(self.keep))
         formula = self._arith(formula)
         st, secs, why = _valid(formula, solver=self.solver, timeout=self.timeout or QUERY_TIMEOUT,
                                inline_ufs=self.inline_ufs, keep=self.keep)
+        if st is Status.UNKNOWN and cases:
+            def check(f):
+                return _valid(f, solver=self.solver, timeout=self.timeout or QUERY_TIMEOUT,
+                              inline_ufs=self.inline_ufs, keep=self.keep)
+            st, why, piece = split_cases(formula, list(cases), check, why)
+            formula = piece if piece is not None else formula
         self.rows.append(Row(name, st, time.perf_counter() - t0, why))
         if st is Status.FAILS:
             self.failed.append(formula)
@@ -1654,9 +1684,13 @@ class _Checker:
             if stt is Status.HOLDS:
                 self.rows.append(Row(f"{name}: consecution [{iname}]", stt, time.perf_counter() - t1))
                 continue
+            guards = [c.args[0] for c in _conjuncts(inv) if c.op is Op.IMPLIES]
             for j, c in enumerate(_conjuncts(inv)):
+                # a split tries the conjunct's own guard first (in the pre-state), then the others
+                own = [c.args[0]] if c.op is Op.IMPLIES else []
+                cases = tuple(pin.one(g) for g in own + [g for g in guards if not any(g is o for o in own)])
                 worst = worst.worst(self.valid(f"{name}: consecution [{iname}] #{j}", pinned(implies(base, rw.one(c))),
-                                               fxp, reps))
+                                               fxp, reps, cases=cases))
         if base_part:
             worst = worst.worst(self.valid(f"{name}: exit", pinned(implies(land(hyp, inv, ~sysm.enabled), post_all)),
                                            [tuple(pin.one(e) for e in f) for f in fx]))
