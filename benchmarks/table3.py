@@ -64,8 +64,11 @@ TEXT = ("Every row proves the exact MMIO stream the code generator emits for sym
 # is the inferred-invariant run part of the table?)
 FAMILIES = [("FlexASR LayerReduce, max", "flexasr.maxpool", True, True),
             ("FlexASR LayerReduce, mean", "flexasr.meanpool", False, True),
-            # Houdini over its seven loops (16 lane cases of the GEMM) is not run yet: supplied only
-            ("VTA GEMM family (2D DMA LOADs, GEMM reset, GEMM over the micro-ops)", "vta.gemm", True, False)]
+            # VTA: Houdini over these loops is not run yet (its queries lack the all-sizes clause
+            # preparation of verify.phases): supplied invariants only
+            ("VTA GEMM family (2D DMA LOADs, GEMM reset, GEMM over the micro-ops)", "vta.gemm", True, False),
+            ("VTA ALU family, add (LOADs into the accumulator, ALU over the micro-ops)", "vta.add", True, False),
+            ("VTA ALU family, relu (LOAD into the accumulator, ALU with an immediate)", "vta.relu", True, False)]
 
 
 def prove(method: str, shape: str, timeout: float, infer: bool = False, mapping: str = "flexasr.maxpool",

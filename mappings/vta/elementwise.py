@@ -20,7 +20,9 @@ k % 16; :mod:`mappings.vta.common` says why the result is compared there).
 Proof (``--method bmc``): the exact stream the driver emits for symbolic int32 operands (32-bit
 symbols through the packer into the DRAM words), executed on the VTA ILA from reset, equals the
 IR fragment on every output entry for all int32 data, bit-precisely. Covers
-``mappings.vta.common.COVERS``; not the int8 read-back. Seeded bugs: ``verify/mutations/vta.py``.
+``mappings.vta.common.COVERS``; not the int8 read-back. ``--method chc --shape symbolic``: the
+LOADs and the ALU loop against the IR loop for every n (:mod:`mappings.vta.alu_allsizes`).
+Seeded bugs: ``verify/mutations/vta.py``.
 
 Exact: tolerance 0.
 """
@@ -151,5 +153,7 @@ def make(op: str) -> Mapping:
         match_shape=lambda attrs, shapes, out: match_shape(op, attrs, shapes, out),
         bind_operands=bind_operands,
         mutations={"add": "verify.mutations.vta:add_mutations", "relu": "verify.mutations.vta:relu_mutations"}[op],
-        proof=Proof(proof_setup, {"n": 32}),
+        proof=Proof(proof_setup, {"n": 32}, {"add": "mappings.vta.alu_allsizes:add_chc_spec",
+                                             "relu": "mappings.vta.alu_allsizes:relu_chc_spec"}[op],
+                    cex_shapes=({"n": 16}, {"n": 17}, {"n": 40})),
     )

@@ -347,43 +347,57 @@ def placement_matches(r_x: Region, r_w: Region, bases) -> list[str]:
     return bad
 
 
+def words_against(cmds: list, shapes, at, program, what: str) -> list[str]:
+    """At each of ``shapes``: the symbolic instruction words, sizes substituted (``at(shape)``, a
+    rewriter), are the words of the generator's ``program(shape)`` (named ``what``)."""
+    from ila.models.vta import driver
+    bad = []
+    for shape in shapes:
+        rw = at(shape)
+        want = [c["vta_top_instr_in"] for c in driver.instruction_commands(program(shape))]
+        got = [_value(rw, c["vta_top_instr_in"]) for c in cmds]
+        if got != want:
+            k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+            bad.append(f"at {shape}: instruction {k} differs from {what}'s")
+    return bad
+
+
+def conditions_against(mapping, size_pre, at, shapes, limit: int = 3) -> list[str]:
+    """The term side conditions ``size_pre`` accept exactly the shapes ``mapping``'s side
+    conditions accept, on ``shapes`` (a grid around the limits)."""
+    from mappings.base import MappingError
+    bad = []
+    for shape in shapes:
+        try:
+            mapping.check_shape(shape)
+            want = True
+        except MappingError:
+            want = False
+        got = _value(at(shape), size_pre)
+        if bool(got) != want:
+            bad.append(f"{shape}: the mapping {'accepts' if want else 'refuses'} it, the terms "
+                       f"{'accept' if got else 'refuse'} it")
+            if len(bad) >= limit:
+                break
+    return bad
+
+
 def words_match(cmds: list) -> list[str]:
     """At :data:`SAMPLE_SHAPES`: the symbolic instruction words, sizes substituted, are the words
     ``dense_program`` emits for that shape."""
     from ila.models.vta import driver
     from mappings.vta import common as V
-    bad = []
-    for shape in SAMPLE_SHAPES:
-        rw = _at(shape)
-        prog = driver.dense_program(np.zeros((shape["N"], shape["K"]), np.int8),
+
+    def program(shape):
+        return driver.dense_program(np.zeros((shape["N"], shape["K"]), np.int8),
                                     np.zeros((shape["M"], shape["K"]), np.int8), cfg=V.cfg())
-        want = [c["vta_top_instr_in"] for c in driver.instruction_commands(prog)]
-        got = [_value(rw, c["vta_top_instr_in"]) for c in cmds]
-        if got != want:
-            k = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-            bad.append(f"at {shape}: instruction {k} differs from dense_program's")
-    return bad
+    return words_against(cmds, SAMPLE_SHAPES, _at, program, "dense_program")
 
 
 def conditions_match(size_pre) -> list[str]:
     """The term side conditions accept exactly the shapes vta.gemm's side conditions accept, on a
     grid of shapes around the limits."""
-    from mappings.base import MappingError
     from mappings.vta import gemm as G
-    bad = []
-    for N in (1, 2, 64, 127, 128, 129, 2048, 2049):
-        for K in (1, 16, 17, 256, 257, 16368, 16369):
-            for M in (1, 16, 17, 1024, 2048, 16384, 16385):
-                shape = {"N": N, "K": K, "M": M}
-                try:
-                    G.MAPPING.check_shape(shape)
-                    want = True
-                except MappingError:
-                    want = False
-                got = _value(_at(shape), size_pre)
-                if bool(got) != want:
-                    bad.append(f"{shape}: the mapping {'accepts' if want else 'refuses'} it, the terms "
-                               f"{'accept' if got else 'refuse'} it")
-                    if len(bad) >= 3:
-                        return bad
-    return bad
+    grid = [{"N": N, "K": K, "M": M} for N in (1, 2, 64, 127, 128, 129, 2048, 2049)
+            for K in (1, 16, 17, 256, 257, 16368, 16369) for M in (1, 16, 17, 1024, 2048, 16384, 16385)]
+    return conditions_against(G.MAPPING, size_pre, _at, grid)

@@ -120,13 +120,24 @@ def _field(pick, **changes):
     return wrap
 
 
+def _replace_when(insn, field: str, cond, new):
+    """``insn`` with ``field`` = ``new`` where ``cond`` holds (ints: decided now; a term: an ite)."""
+    from ila.expr import Expr, bv_const, ite
+    old = getattr(insn, field)
+    if isinstance(cond, Expr):
+        def w(v):
+            return v if isinstance(v, Expr) else bv_const(v, 32)
+        new = ite(cond, w(new), w(old))
+    elif not cond:
+        new = old
+    return dataclasses.replace(insn, **{field: new})
+
+
 def _some_sizes(field: str, when, value):
     """The generator's accumulating GEMM (``dense_instructions``, whose sizes are ints, or terms in
     the all-sizes proof) has ``field`` = ``value(kb, mb, rows)`` where ``when(kb, mb, rows)`` holds:
     a configuration field wrong only at some sizes. ``when`` and ``value`` get the sizes as ints or
     32-bit terms alike."""
-    from ila.expr import Expr, bv_const, ite
-
     def wrap(dense_instructions):
         def mutated(kb, mb, bases, chunks, **kw):
             insns = dense_instructions(kb, mb, bases, chunks, **kw)
@@ -135,16 +146,19 @@ def _some_sizes(field: str, when, value):
                 if type(insn).__name__ == "GemmInsn" and not insn.reset:
                     rows = chunks[k][1]
                     k += 1
-                    cond, new = when(kb, mb, rows), value(kb, mb, rows)
-                    old = getattr(insn, field)
-                    if isinstance(cond, Expr):
-                        def w(v):
-                            return v if isinstance(v, Expr) else bv_const(v, 32)
-                        new = ite(cond, w(new), w(old))
-                    elif not cond:
-                        new = old
-                    insns[i] = dataclasses.replace(insn, **{field: new})
+                    insns[i] = _replace_when(insn, field, when(kb, mb, rows), value(kb, mb, rows))
             return insns
+        return mutated
+    return wrap
+
+
+def _alu_some_sizes(field: str, when, value):
+    """The generator's element-wise ALU loop (``elementwise_instructions``, ``rows`` an int or a
+    term) has ``field`` = ``value(rows)`` where ``when(rows)`` holds."""
+    def wrap(elementwise_instructions):
+        def mutated(op, rows, bases, **kw):
+            return [_replace_when(i, field, when(rows), value(rows)) if type(i).__name__ == "AluInsn" else i
+                    for i in elementwise_instructions(op, rows, bases, **kw)]
         return mutated
     return wrap
 
@@ -264,8 +278,25 @@ def _elementwise(op: str) -> list[Mutation]:
     ]
 
 
+def alu_allsizes_mutations() -> list[Mutation]:
+    """The element-wise ALU loop's configuration fields wrong only at some sizes (checked by the
+    all-sizes proofs of vta.add and vta.relu; their fixed proof shape, 2 rows, is correct)."""
+    return [
+        Mutation("alu_iter_out_short_some_sizes", "configuration-fields",
+                 "generator: the ALU loop's iter_out is rows - 1 from 5 accumulator rows on (n > 64): the last row "
+                 "is not computed",
+                 (Patch(_DRIVER, "elementwise_instructions",
+                        _alu_some_sizes("iter_out", lambda rows: _ge(rows, 5), lambda rows: rows - 1)),)),
+        Mutation("alu_iter_out_short_near_max", "configuration-fields",
+                 "generator: the ALU loop's iter_out is rows - 1 from 1000 accumulator rows on (near the largest n "
+                 "the accumulator allows)",
+                 (Patch(_DRIVER, "elementwise_instructions",
+                        _alu_some_sizes("iter_out", lambda rows: _ge(rows, 1000), lambda rows: rows - 1)),)),
+    ]
+
+
 def add_mutations() -> dict[str, Mutation]:
-    M = _elementwise("add") + [
+    M = _elementwise("add") + alu_allsizes_mutations() + [
         Mutation("alu_src_factor", "configuration-fields",
                  "generator: the ALU ADD's src_factor_out is 0 (every row adds the first row of b)",
                  (Patch(_DRIVER, "encode", _field(_is("AluInsn"), src_factor_out=lambda v: 0)),)),
@@ -274,7 +305,7 @@ def add_mutations() -> dict[str, Mutation]:
 
 
 def relu_mutations() -> dict[str, Mutation]:
-    M = _elementwise("relu") + [
+    M = _elementwise("relu") + alu_allsizes_mutations() + [
         Mutation("relu_immediate", "configuration-fields", "generator: the ALU MAX's immediate is -1 instead of 0",
                  (Patch(_DRIVER, "encode", _field(_is("AluInsn"), imm=lambda v: v - 1)),)),
     ]
@@ -338,7 +369,8 @@ def dense_mutations() -> dict[str, Mutation]:
 # seeded bugs that BMC of one pass cannot see by construction: refuted by --method chc (the name of
 # the lemma of the split proof that fails)
 # bugs only the all-sizes proof reaches (vta.gemm's fixed proof shape is correct under them)
-ALLSIZES_ONLY = {"vta.gemm": tuple(m.name for m in allsizes_mutations())}
+ALLSIZES_ONLY = {"vta.gemm": tuple(m.name for m in allsizes_mutations()),
+                 **{n: tuple(m.name for m in alu_allsizes_mutations()) for n in ("vta.add", "vta.relu")}}
 CHC_ONLY = {"vta.gemm": ("readback_lanes_rotated",),
             "vta.dense": ("last_pass_row_short", "readback_rows_rotated", "readback_lanes_rotated",
                           "runner_weight_rows_rotated")}

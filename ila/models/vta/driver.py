@@ -374,6 +374,45 @@ def dense_program(x, w, *, shift: int = 0, clip: bool = False, relu: bool = Fals
     return prog
 
 
+def elementwise_layout(d, op: str, rows) -> tuple:
+    """The DRAM regions of an element-wise program, allocated in order from ``d`` (a :class:`_Dram`,
+    or a :class:`SymbolicDram` for a size term): one micro-op, ``rows`` accumulator rows of a,
+    ``rows`` of b (``add`` only; None otherwise), ``rows`` output rows. Returns their element
+    indices (u, a, b, o)."""
+    u = d.alloc("uop", 1)
+    a = d.alloc("acc", rows)
+    b = d.alloc("acc", rows) if op == "add" else None
+    return u, a, b, d.alloc("out", rows)
+
+
+def elementwise_uop(op: str, rows) -> Uop:
+    """The one micro-op of an element-wise program: destination row 0, source row ``rows`` (b's
+    first row) for ``add``, 0 otherwise (``rows`` an int or a term)."""
+    return Uop(0, rows if op == "add" else 0, 0)
+
+
+def elementwise_instructions(op: str, rows, bases: tuple, *, imm: int = 0) -> list:
+    """The instructions of an element-wise program over ``rows`` accumulator rows (an int, or a
+    term in an all-sizes proof): LOAD UOP, LOAD ACC a (rows 0..rows-1), for ``add`` LOAD ACC b
+    (rows ``rows``..2 rows - 1) and ALU ADD (row i += row rows + i), for ``relu`` ALU MAX with
+    immediate 0, for ``shr`` ALU SHR by ``imm`` then the int8 clip; STORE of the rows; FINISH.
+    ``bases``: the DRAM element indices of :func:`elementwise_layout`."""
+    u_addr, a_addr, b_addr, o_addr = bases
+    insns = [MemInsn(OP_LOAD, MEM_UOP, 0, u_addr, 1, 1, 1), MemInsn(OP_LOAD, MEM_ACC, 0, a_addr, 1, rows, rows)]
+    if op == "add":
+        insns.append(MemInsn(OP_LOAD, MEM_ACC, rows, b_addr, 1, rows, rows))
+        insns.append(_loop(AluInsn, 0, 1, rows, 1, alu_opcode=ALU_ADD, dst_factor_out=1, src_factor_out=1))
+    elif op == "relu":
+        _requant(insns, rows, 1, 0, relu=True)
+    else:
+        insns.append(_loop(AluInsn, 0, 1, rows, 1, alu_opcode=ALU_SHR, use_imm=1, imm=imm,
+                           dst_factor_out=1, src_factor_out=1))
+        _requant(insns, rows, 1, 0, clip=True)
+    insns.append(MemInsn(OP_STORE, MEM_OUT, 0, o_addr, 1, rows, rows))
+    insns.append(FinishInsn())
+    return insns
+
+
 def elementwise_program(op: str, a, b=None, *, imm: int = 0, cfg: VtaConfig = DEFAULT_CONFIG) -> VtaProgram:
     """Element-wise op on int32 tensors (any shape; flattened and padded to BLOCK_OUT lanes):
     ``add`` (a + b, int32 wrap), ``relu`` (max(a, 0)), ``shr`` (a >> imm, negative imm shifts
@@ -395,29 +434,13 @@ def elementwise_program(op: str, a, b=None, *, imm: int = 0, cfg: VtaConfig = DE
     if need > cfg.depth("acc"):
         raise VtaIsaError(f"element-wise {op} needs {need} accumulator rows, more than the depth {cfg.depth('acc')}")
     d = _Dram(cfg)
-    u_addr = d.alloc("uop", 1)
-    d.put("uop", u_addr, np.array([encode_uop(Uop(0, rows if op == "add" else 0, 0), cfg)], dtype="<u4"))
-
-    def put_acc(t):
-        addr = d.alloc("acc", rows)
-        d.put("acc", addr, acc_rows(t, rows, lanes))
-        return addr
-
-    a_addr = put_acc(a)
-    insns = [MemInsn(OP_LOAD, MEM_UOP, 0, u_addr, 1, 1, 1), MemInsn(OP_LOAD, MEM_ACC, 0, a_addr, 1, rows, rows)]
+    bases = elementwise_layout(d, op, rows)
+    u_addr, a_addr, b_addr, o_addr = bases
+    d.put("uop", u_addr, np.array([encode_uop(elementwise_uop(op, rows), cfg)], dtype="<u4"))
+    d.put("acc", a_addr, acc_rows(a, rows, lanes))
     if op == "add":
-        b_addr = put_acc(b)
-        insns.append(MemInsn(OP_LOAD, MEM_ACC, rows, b_addr, 1, rows, rows))
-        insns.append(_loop(AluInsn, 0, 1, rows, 1, alu_opcode=ALU_ADD, dst_factor_out=1, src_factor_out=1))
-    elif op == "relu":
-        _requant(insns, rows, 1, 0, relu=True)
-    else:
-        insns.append(_loop(AluInsn, 0, 1, rows, 1, alu_opcode=ALU_SHR, use_imm=1, imm=imm,
-                           dst_factor_out=1, src_factor_out=1))
-        _requant(insns, rows, 1, 0, clip=True)
-    o_addr = d.alloc("out", rows)
-    insns.append(MemInsn(OP_STORE, MEM_OUT, 0, o_addr, 1, rows, rows))
-    insns.append(FinishInsn())
+        d.put("acc", b_addr, acc_rows(b, rows, lanes))
+    insns = elementwise_instructions(op, rows, bases, imm=imm)
     prog = VtaProgram(insns, d.image, o_addr * cfg.elem_bytes("out"), (rows * lanes,), cfg, d.terms)
     prog.crop = slice(0, a.size)
     prog.final_shape = shape
