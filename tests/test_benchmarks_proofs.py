@@ -92,18 +92,20 @@ def test_campaign_errors_exit_2(tmp_path, capsys):
 
 
 def test_the_last_proofs_run_on_a_local_cluster(tmp_path):
-    """All but the VTA proofs already recorded: the six quick VTA proofs (add, gemm, relu, vta.dense
-    by BMC and by its composite phase proof, vta.dense_bias by its composite) run on a LocalCluster
-    and land in the results file, the ledger and the report."""
+    """All but the fixed-shape VTA proofs already recorded: the six quick VTA proofs at a shape (add,
+    gemm, relu, vta.dense by BMC and by its composite phase proof, vta.dense_bias by its composite)
+    run on a LocalCluster and land in the results file, the ledger and the report (vta.add's
+    all-sizes proof, minutes long, is among the recorded ones)."""
     todo, _ = _plan(tmp_path)
     results = tmp_path / "r.jsonl"
-    results.write_text("".join(json.dumps(_fake(t)) + "\n" for t in todo if not t.args[0].startswith("vta.")))
+    results.write_text("".join(json.dumps(_fake(t)) + "\n" for t in todo
+                               if not t.args[0].startswith("vta.") or "/symbolic/" in t.key))
     out = tmp_path / "p.md"
     assert proofs.main(["--quick", "--no-mutations", "--no-progress", "--workers", "1", "--out", str(out),
                         "--results", str(results)]) == 0
     recs = campaign.load(results)
     assert len(recs) == len(todo) and {r["key"] for r in recs} == {t.key for t in todo}
-    vta = [r for r in recs if "/vta." in r["key"]]
+    vta = [r for r in recs if "/vta." in r["key"] and "/symbolic/" not in r["key"]]
     assert len(vta) == 6 and all(r["ok"] and r["result"]["kind"] == "proved" for r in vta)
     assert {e["mapping"] for e in ledger.load(tmp_path / "ledger.json")} == {"vta.add", "vta.gemm", "vta.relu",
                                                                                 "vta.dense", "vta.dense_bias"}
