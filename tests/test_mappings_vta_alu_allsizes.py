@@ -61,9 +61,50 @@ def test_fixed_shape_chc_points_to_bmc():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["vta.add", "vta.relu"])
-def test_alu_loops_proved_for_all_sizes(name):
+@pytest.mark.parametrize("name, infer", [("vta.add", False), ("vta.relu", False), ("vta.relu", True)])
+def test_alu_loops_proved_for_all_sizes(name, infer):
+    """Supplied invariants; and inferred (Houdini through the all-sizes clause preparation: the
+    relational candidates need the assumed regions' facts, which the abstracted pruning query
+    lacks, so they are confirmed alone)."""
     from verify.chc import check_chc
-    v = check_chc(registry.get(name), None, solver="z3", timeout=60, numerics="exact")
+    v = check_chc(registry.get(name), None, solver="z3", timeout=60, numerics="exact", infer=infer)
     assert v.kind == "proved", v
     assert "configuration-fields" in v.detail and "model-loops" in v.detail
+    if infer:
+        assert "invariant inferred by Houdini" in v.detail and "relational candidates confirmed alone" in v.detail
+        assert "not inductive" not in v.detail
+
+
+def test_inferred_consecution_is_checked_in_halves_down_to_the_failing_conjunct():
+    """An inferred invariant's consecution is decided in groups: a group left unknown (here: any
+    of more than two conjuncts) is halved; holding groups give one row each, and a failing
+    conjunct is found alone, its formula kept for the counterexample search."""
+    from ila.simplify import Rewriter
+    from ila.sorts import BvSort
+    from ila.unroll import symbol
+    from verify.phases import Status, _Checker, _conjuncts
+    x = symbol("t.gx", BvSort(8))
+    ck = _Checker.__new__(_Checker)
+    ck.rows, ck.failed, ck.emit_dir, ck.oracles = [], [], None, {}
+    ck.solver, ck.timeout, ck.inline_ufs, ck.keep = "z3", 10.0, False, frozenset()
+    real = _Checker.decide.__get__(ck)
+    asked = []
+
+    def decide(formula, facts=None, reps=None, cases=()):
+        n = len(_conjuncts(formula.args[1]))
+        asked.append(n)
+        if n > 2:
+            return Status.UNKNOWN, "too many conjuncts", formula
+        return real(formula, facts, reps, cases)
+    ck.decide = decide
+    conj = [x.ule(10), x.ult(200), x.ne(255), x.ult(10), x.ult(11)]   # #3 fails at x = 9 (x + 1 = 10)
+    st = ck._consecution_groups("t", "step", conj, x.ult(10), Rewriter({x: x + 1}), lambda f: f, Rewriter({}),
+                                [], None, [])
+    assert st is Status.FAILS
+    bad = [r for r in ck.rows if r.status is not Status.HOLDS]
+    assert [r.name for r in bad] == ["t: consecution [step] #3"]
+    assert asked[0] == 5 and len(ck.failed) == 1
+    assert {r.name for r in ck.rows if r.status is Status.HOLDS} >= {"t: consecution [step] #0..1"}
+    st = ck._consecution_groups("t", "step", [c for k, c in enumerate(conj) if k != 3], x.ult(10),
+                                Rewriter({x: x + 1}), lambda f: f, Rewriter({}), [], None, [])
+    assert st is Status.HOLDS

@@ -22,7 +22,11 @@ For each side (the compiler-IR stream and the accelerator's exact emitted stream
    exit (invariant and no instruction enabled imply the post-condition, plus ``cell = val`` of the
    region it establishes), each under the phase's region instances and definitional axioms;
    invariants the phase does not supply are inferred by Houdini (generic templates of
-   :mod:`verify.templates` and the phase's relational candidates);
+   :mod:`verify.templates` and the phase's relational candidates; :meth:`_Checker._houdini`: a
+   relational candidate an abstracted model falsifies is re-checked through the clause preparation
+   before it is dropped, and the cases of a split phase start from the templates the previous case
+   kept); an inferred invariant's consecution is decided in groups of conjuncts, halved where the
+   solver gives no answer;
 4. **checks the composition**: every region instance a phase uses was established earlier on its
    side and survives to the array's phase (no phase in between writes the memory inside the
    region's domain -- a clause -- and no top-level command in between writes the memory at all);
@@ -652,12 +656,16 @@ def _emit(directory: str, name: str, formula: Expr, inline_ufs: bool) -> None:
 
 
 def _conjuncts(e: Expr) -> list[Expr]:
-    if e.op is Op.AND:
-        out = []
-        for a in e.args:
-            out += _conjuncts(a)
-        return out
-    return [e]
+    """The conjuncts of ``e``, left to right (iterative: :func:`ila.expr.land` nests to the left,
+    and an inferred invariant may have thousands of conjuncts)."""
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        if x.op is Op.AND:
+            stack.extend(reversed(x.args))
+        else:
+            out.append(x)
+    return out
 
 
 # ----------------------------------------------------------------------------- the stream walk
@@ -1413,6 +1421,7 @@ class _Checker:
         self.resolved: list = []          # the current phase's fact instances (array, addr, dom, val)
         self._live = None                 # instructions a split phase's base part found may fire
         self._live_out = None
+        self._warm: dict = {}             # (side, phase) -> (templates, indices kept): Houdini's warm start
         import os
         self.emit_dir = os.environ.get("D2A_PHASES_EMIT")      # SMT-LIB of every clause not shown valid
 
@@ -1440,6 +1449,21 @@ class _Checker:
         """Validity of one clause, recorded as a row. ``cases``: Bool terms the clause may be split
         on when the solver leaves it unknown (the invariant's guards, :meth:`_split`)."""
         t0 = time.perf_counter()
+        st, why, formula = self.decide(formula, facts, reps, cases)
+        self.rows.append(Row(name, st, time.perf_counter() - t0, why))
+        if st is Status.FAILS:
+            self.failed.append(formula)
+        if self.emit_dir and st is not Status.HOLDS:
+            _emit(self.emit_dir, name, formula, self.inline_ufs)
+        return st
+
+    def decide(self, formula: Expr, facts: list | None = None, reps: dict | None = None,
+               cases: tuple = ()) -> tuple[Status, str, Expr]:
+        """Validity of one clause through the checker's preparation: reads of fact arrays resolved
+        (:func:`resolve_loads`), an all-sizes clause's address arithmetic rewritten
+        (:meth:`_arith`), products abstracted but the size symbols' (:func:`_valid`), and a clause
+        left unknown split on ``cases`` (:func:`split_cases`). Returns (status, note, the formula
+        decided: the failing or undecided case of a split)."""
         if facts:
             formula = resolve_loads(formula, facts, solver=self.solver, reps=reps, orders=bool(self.keep))
         formula = self._arith(formula)
@@ -1451,12 +1475,7 @@ class _Checker:
                               inline_ufs=self.inline_ufs, keep=self.keep)
             st, why, piece = split_cases(formula, list(cases), check, why)
             formula = piece if piece is not None else formula
-        self.rows.append(Row(name, st, time.perf_counter() - t0, why))
-        if st is Status.FAILS:
-            self.failed.append(formula)
-        if self.emit_dir and st is not Status.HOLDS:
-            _emit(self.emit_dir, name, formula, self.inline_ufs)
-        return st
+        return st, why, formula
 
     def _arith(self, formula: Expr) -> Expr:
         """An all-sizes proof's clause with its mixed-radix address equalities and comparisons
@@ -1616,7 +1635,7 @@ class _Checker:
         inferred = ""
         fixed = [ila.state(n).eq(v) for n, v in phase.constants.items()]
         if inv_f is None:
-            kept_c, inferred = self._houdini(phase, P, sysm, {**full, **start}, hyp)
+            kept_c, inferred = self._houdini(phase, P, sysm, {**full, **start}, hyp, fx)
             inv = land(sysm.consistency(), *fixed, *kept_c)
         else:
             inv = land(sysm.consistency(), *fixed, inv_f(P))
@@ -1676,16 +1695,24 @@ class _Checker:
             whole = pinned(implies(base, rw.one(inv)))
             t1 = time.perf_counter()
             reps = resolution(whole, fxp, solver=self.solver, orders=bool(self.keep))
-            if self.keep:             # all sizes: the whole invariant at once rarely goes through; per conjunct
-                stt = Status.UNKNOWN
+            conj = _conjuncts(inv)
+            if self.keep and inv_f is None:
+                # all sizes, an inferred invariant (Houdini's fixpoint, often thousands of conjuncts):
+                # at once first, then halves of what stays undecided, down to single conjuncts
+                rel = list(phase.candidates(P)) if phase.candidates else []
+                worst = worst.worst(self._consecution_groups(name, iname, conj, base, rw, pinned, pin, fxp, reps,
+                                                             [c.args[0] for c in rel if c.op is Op.IMPLIES]))
+                continue
+            if self.keep:
+                stt = Status.UNKNOWN  # all sizes: a supplied invariant at once rarely goes through; per conjunct
             else:
                 stt, secs, why = _valid(resolve_loads(whole, fxp, reps=reps), solver=self.solver,
                                         timeout=min(self.timeout or 20.0, 20.0), inline_ufs=self.inline_ufs)
             if stt is Status.HOLDS:
                 self.rows.append(Row(f"{name}: consecution [{iname}]", stt, time.perf_counter() - t1))
                 continue
-            guards = [c.args[0] for c in _conjuncts(inv) if c.op is Op.IMPLIES]
-            for j, c in enumerate(_conjuncts(inv)):
+            guards = [c.args[0] for c in conj if c.op is Op.IMPLIES]
+            for j, c in enumerate(conj):
                 # a split tries the conjunct's own guard first (in the pre-state), then the others
                 own = [c.args[0]] if c.op is Op.IMPLIES else []
                 cases = tuple(pin.one(g) for g in own + [g for g in guards if not any(g is o for o in own)])
@@ -1701,52 +1728,142 @@ class _Checker:
             raise PhaseError(f"{phase.name}: the post-condition reads loop state; it may read the cells and parameters only")
         return worst, sysm, start, post_all
 
-    def _houdini(self, phase: Phase, P: _View, sysm: PhaseSystem, start: dict, hyp: Expr) -> tuple[list, str]:
-        """Houdini over the generic templates and the phase's relational candidates."""
+    def _consecution_groups(self, name: str, iname: str, conj: list, base: Expr, rw, pinned, pin, fxp: list,
+                            reps, rel_guards: list) -> Status:
+        """Consecution of an inferred invariant's conjuncts ``conj`` under instruction ``iname``: a
+        group of conjuncts at once (one row when it holds); a group left unknown or failing is
+        halved, down to single conjuncts, which are decided as a supplied invariant's are (split on
+        their own guard, then on the relational candidates' guards ``rel_guards``)."""
+        worst = Status.HOLDS
+        pending = [(0, len(conj))]
+        while pending:
+            lo, hi = pending.pop()
+            label = f"{name}: consecution [{iname}] #{lo}" + (f"..{hi - 1}" if hi - lo > 1 else "")
+            if hi - lo == 1:
+                c = conj[lo]
+                own = [c.args[0]] if c.op is Op.IMPLIES else []
+                seen, cases = set(), []
+                for g in own + rel_guards:
+                    if g.uid not in seen:
+                        seen.add(g.uid)
+                        cases.append(pin.one(g))
+                worst = worst.worst(self.valid(label, pinned(implies(base, rw.one(c))), fxp, reps, cases=tuple(cases)))
+                continue
+            t0 = time.perf_counter()
+            st, why, _ = self.decide(pinned(implies(base, rw.one(land(*conj[lo:hi])))), fxp, reps)
+            if st is Status.HOLDS:
+                self.rows.append(Row(label, st, time.perf_counter() - t0, why))
+            else:
+                mid = (lo + hi) // 2
+                pending += [(mid, hi), (lo, mid)]
+        return worst
+
+    def _houdini(self, phase: Phase, P: _View, sysm: PhaseSystem, start: dict, hyp: Expr,
+                 facts: list) -> tuple[list, str]:
+        """Houdini over the generic templates and the phase's relational candidates: the largest
+        subset that holds at the start and is preserved by every instruction (under the phase's
+        hypothesis ``hyp``). One query per round asks for a model falsifying some candidate's image
+        (its data products abstracted; the size symbols' kept); the candidates it falsifies are
+        dropped. The model is of an abstraction (no facts about the assumed regions, data products
+        uninterpreted), so a relational candidate it falsifies is first re-checked alone through the
+        checker's preparation (:meth:`decide`: the facts ``facts``, pins, address arithmetic, the
+        guard split) and kept for the round if that shows it holds. A query the solver leaves
+        unknown is split in halves (a half shown valid keeps all its candidates), down to single
+        candidates, which are decided through the preparation. Dropping is always sound (the
+        invariant kept is checked by the phase's clauses afterwards); what the abstraction loses
+        is completeness only."""
         from .templates import loop_candidates
         t0 = time.perf_counter()
         rel = list(phase.candidates(P)) if phase.candidates else []
+        templates = loop_candidates(sysm, start)
+        # the cases of a split phase share their templates (same loop, one parameter fixed): a case
+        # starts from the templates the previous case kept (any start set is sound; what the
+        # previous case dropped may be lost to this one)
+        warm = self._warm.get((phase.side, phase.name))
+        start_from = [templates[k] for k in warm[1]] if warm and warm[0] == len(templates) else templates
         seen, cands = set(), []
-        for c in loop_candidates(sysm, start) + rel:
+        for c in start_from + rel:
             if c.uid not in seen:
                 seen.add(c.uid)
                 cands.append(c)
-        n0, queries = len(cands), 0
+        rel_ids = {c.uid for c in rel}
+        n0, queries, confirmed_n = len({c.uid for c in templates + rel}), 0, 0
         cons = sysm.consistency()
+        limit = min(self.timeout or 30.0, 30.0)
+        guards = [c.args[0] for c in rel if c.op is Op.IMPLIES]
 
-        def prune(h: Expr, image) -> bool:
-            nonlocal cands, queries
-            dropped = False
-            while cands:
-                queries += 1
-                goal = Rewriter().one(land(h, ~land(*[image(c) for c in cands])))
-                if goal is FALSE:
-                    return dropped
-                enc = SmtEncoder(inline_ufs=self.inline_ufs)
-                want = [enc.encode(image(c)) for c in cands]
-                res = smt_check(enc, enc.encode_all([goal] + axiom_instances([goal], inline_ufs=self.inline_ufs)),
-                            solver=self.solver, timeout=min(self.timeout or 30.0, 30.0), want=want)
-                if res.status == "unsat":
-                    return dropped
-                if res.status != "sat":
-                    keep = []
-                    for c in cands:
-                        queries += 1
-                        st, _, _ = _valid(implies(h, image(c)), solver=self.solver,
-                                          timeout=min(self.timeout or 30.0, 30.0), inline_ufs=self.inline_ufs)
-                        if st is Status.HOLDS:
-                            keep.append(c)
-                    changed = len(keep) != len(cands)
-                    cands = keep
-                    return dropped or changed
-                falsified = [k for k, w in enumerate(want) if not res.values.get(w, True)]
-                if not falsified:
-                    raise PhaseError("Houdini: a model falsifies no candidate")
-                cands = [c for k, c in enumerate(cands) if k not in set(falsified)]
-                dropped = True
+        def model_of(h: Expr, imgs: list) -> tuple[str, list]:
+            """('unsat' | 'sat' | 'unknown', the indices of the images the model falsifies)."""
+            nonlocal queries
+            queries += 1
+            goal = Rewriter().one(land(h, ~land(*imgs)))
+            if goal is FALSE:
+                return "unsat", []
+            if self.keep:          # one Bool per image, so the model reads the abstracted images
+                names = [symbol(f"houdini.{k}", BOOL) for k in range(len(imgs))]
+                goal, extra = _abstract_products(land(h, ~land(*names), *[b.eq(i) for b, i in zip(names, imgs)]),
+                                                 self.keep)
+            else:
+                names, extra = imgs, []
+            enc = SmtEncoder(inline_ufs=self.inline_ufs)
+            want = [enc.encode(i) for i in names]
+            res = smt_check(enc, enc.encode_all([goal] + extra + axiom_instances([goal], inline_ufs=self.inline_ufs)),
+                            solver=self.solver, timeout=limit, want=want)
+            if res.status != "sat":
+                return ("unsat" if res.status == "unsat" else "unknown"), []
+            bad = [k for k, w in enumerate(want) if not res.values.get(w, True)]
+            if not bad:
+                raise PhaseError("Houdini: a model falsifies no candidate")
+            return "sat", bad
+
+        def holds_alone(h: Expr, img: Expr, fxs: list, pinned: bool) -> bool:
+            nonlocal queries, confirmed_n
+            queries += 1
+            pins = _pins(land(*cands), sysm) if pinned else {}   # pinned: h assumes the candidates
+            pin = Rewriter(pins)
+            f = implies(land(*[v.eq(e) for v, e in pins.items()]), pin.one(implies(h, img)))
+            fs = [tuple(pin.one(e) for e in x) for x in fxs]
+            st, _, _ = self.decide(f, fs, cases=tuple(pin.one(g) for g in guards))
+            confirmed_n += st is Status.HOLDS
+            return st is Status.HOLDS
+
+        def prune(h: Expr, image, fxs: list, pinned: bool = True) -> bool:
+            """Drop the candidates whose image does not follow from ``h``; True if any was dropped."""
+            nonlocal cands
+            dropped, shown = False, set()        # shown: uids proved to follow from h this round
+            pending = [list(cands)]
+            while pending:
+                alive = {c.uid for c in cands}
+                part = [c for c in pending.pop() if c.uid not in shown and c.uid in alive]
+                if not part:
+                    continue
+                status, bad = model_of(h, [image(c) for c in part])
+                if status == "unsat":
+                    shown.update(c.uid for c in part)
+                    continue
+                if status == "unknown" and len(part) > 1:
+                    pending += [part[:len(part) // 2], part[len(part) // 2:]]
+                    continue
+                suspects = [part[k] for k in bad] if status == "sat" else part
+                gone = set()
+                for c in suspects:
+                    if c.uid in rel_ids or status == "unknown":
+                        if holds_alone(h, image(c), fxs, pinned):
+                            shown.add(c.uid)
+                            continue
+                    gone.add(c.uid)
+                if gone:
+                    cands = [c for c in cands if c.uid not in gone]
+                    dropped = True
+                    pending = [list(cands)]       # h shrank with the candidates: start the round again
+                else:
+                    pending.append(part)
             return dropped
         at_start = Rewriter(start)
-        prune(at_start.one(hyp), at_start.one)
+        h0 = at_start.one(hyp)
+        fx0 = [tuple(at_start.one(e) for e in f) for f in facts]
+        while prune(h0, at_start.one, fx0, pinned=False):
+            pass
         changed = True
         while changed and cands:
             changed = False
@@ -1754,11 +1871,15 @@ class _Checker:
                 if Rewriter().one(land(hyp, fire)) is FALSE:
                     continue
                 rw = Rewriter(nxt)
-                if prune(land(hyp, cons, *cands, fire), rw.one):
+                if prune(land(hyp, cons, *cands, fire), rw.one, facts):
                     changed = True
         lost = [c for c in rel if c not in set(cands)]
+        kept = {c.uid for c in cands}
+        self._warm[(phase.side, phase.name)] = (len(templates), [k for k, c in enumerate(templates) if c.uid in kept])
         note = (f"{phase.side}.{phase.name}: invariant inferred by Houdini, {len(cands)} of {n0} candidate conjuncts "
-                f"kept in {time.perf_counter() - t0:.1f} s ({queries} queries)"
+                + ("(started from the templates the previous case kept) " if start_from is not templates else "")
+                + f"kept in {time.perf_counter() - t0:.1f} s ({queries} queries"
+                + (f", {confirmed_n} relational candidates confirmed alone" if confirmed_n else "") + ")"
                 + (f"; {len(lost)} relational candidates not inductive" if lost else ""))
         return cands, note
 
