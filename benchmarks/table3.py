@@ -77,10 +77,15 @@ TEXT = ("Every row proves the exact MMIO stream the code generator emits for sym
 # proofs' many short ones, where a stuck query should give up as the supplied run's do)
 FAMILIES = [("FlexASR LayerReduce, max", "flexasr.maxpool", True, True, 15),
             ("FlexASR LayerReduce, mean", "flexasr.meanpool", False, True, 15),
-            # VTA: Houdini through the all-sizes clause preparation (verify.phases._Checker._houdini)
-            ("VTA GEMM family (2D DMA LOADs, GEMM reset, GEMM over the micro-ops)", "vta.gemm", True, True, 1),
+            # VTA: Houdini through the all-sizes clause preparation (verify.phases._Checker._houdini).
+            # GEMM's inferred run is left out (NOT_INFERRED)
+            ("VTA GEMM family (2D DMA LOADs, GEMM reset, GEMM over the micro-ops)", "vta.gemm", True, False, 1),
             ("VTA ALU family, add (LOADs into the accumulator, ALU over the micro-ops)", "vta.add", True, True, 1),
             ("VTA ALU family, relu (LOAD into the accumulator, ALU with an immediate)", "vta.relu", True, True, 1)]
+
+# why a family's inferred-invariant run is not part of the table
+NOT_INFERRED = {"vta.gemm": "not run: on 2026-12-07 a run was at the 5th of the GEMM loop's 16 lane cases after "
+                            "74 min (beside other runs), each case a Houdini run; hours for the table"}
 
 
 def prove(method: str, shape: str, timeout: float, infer: bool = False, mapping: str = "flexasr.maxpool",
@@ -194,7 +199,7 @@ def main(argv=None) -> int:
         shown = vsi if vsi is not None and vsi.kind == "proved" else vs
         claims = " ".join((shown.detail or "").split("; covers ")[-1:]).replace("|", "/")[:300] \
             if shown is not None and shown.kind == "proved" else ""
-        lines.append(f"| {family} | `{mapping}` | {cell(vs)} | {cell(vsi, 'not run')} "
+        lines.append(f"| {family} | `{mapping}` | {cell(vs)} | {cell(vsi, NOT_INFERRED.get(mapping, 'not run'))} "
                      f"| {claims} |")
     lines += ["", TEXT, ""]
     out_md.write_text("\n".join(lines))
