@@ -152,7 +152,7 @@ def make(bits: int) -> Mapping:
             j = hd.conv2d_program(job.x_raw.astype(object), job.w_raw.astype(object), stride=job.stride,
                                   weight_bits=bits, bias_raw=job.bias_raw, has_bias=job.has_bias, relu=job.relu)
             return j.commands + j.read_commands
-        return AccProgram(job.commands + job.read_commands,
+        return AccProgram(job.stream(),
                           lambda reads: ACT.to_float(np.asarray(hd.readback(job, reads), np.int64))[None],
                           canonical=canonical, hints={"pull": job.pull})
 

@@ -255,7 +255,7 @@ def make(bits: int) -> Mapping:
         def canonical():
             j = build_job(xq.astype(object), wq.astype(object), shape, bits)
             return j.commands + j.read_commands
-        return AccProgram(job.commands + job.read_commands,
+        return AccProgram(job.stream(),
                           lambda reads: ACT.to_float(np.asarray(readback(job, reads), np.int64))[None],
                           canonical=canonical, hints={"pull": job.pull})
 

@@ -105,33 +105,48 @@ def execute(sim: Simulator, cmds, modes=None) -> list[np.ndarray]:
     """Run a FlexASR command stream on ``sim`` (from its current state); return the 16 data bytes of
     every read, in order. ``modes`` (see :func:`modes_of`, computed when None) groups the commands
     into runs of writes and reads executed as batches; a ``wait_irq`` command ("Q") checks the
-    interrupt. Raises FlexASRError for a command no instruction decodes (an unmapped address, a
-    unit started unconfigured) or a wait on an interrupt that did not come."""
-    modes = modes_of(cmds) if modes is None else modes
+    interrupt. In a CommandTable, runs of buffer stores and of global-buffer loads are applied at
+    once (:mod:`ila.models.flexasr.beats`, checked equal to stepping them). Raises FlexASRError for
+    a command no instruction decodes (an unmapped address, a unit started unconfigured) or a wait
+    on an interrupt that did not come."""
+    from ila.models.flexasr.beats import STORE_WINDOWS, load_reads, store_writes
+    modes = np.asarray(modes_of(cmds) if modes is None else modes)
+    total = len(cmds)
     reads = []
-    n, total = 0, len(cmds)
-    while n < total:
+    cuts = [0, *(np.flatnonzero(modes[1:] != modes[:-1]) + 1).tolist(), total] if total else [0]
+    table = isinstance(cmds, CommandTable)
+    if table:
+        addr = np.asarray(cmds.columns.get("addr_in", np.zeros(total, np.int64)), np.int64)
+        stored = np.zeros(total, bool)
+        for lo, last, _ in STORE_WINDOWS:
+            stored |= (addr >= lo) & (addr <= last)
+    for n, end in zip(cuts, cuts[1:]):
         kind = modes[n]
         if kind == "Q":
-            if sim.state["top_interrupt_request"] != 1:
-                raise FlexASRError(f"command {n}: waiting for the interrupt, but the operation did not finish")
-            n += 1
+            for k in range(n, end):
+                if sim.state["top_interrupt_request"] != 1:
+                    raise FlexASRError(f"command {k}: waiting for the interrupt, but the operation did not finish")
             continue
-        end = n + 1
-        while end < total and modes[end] == kind:
-            end += 1
         before = sim.steps
         try:
             if kind == "R":
-                _, seen = sim.run(cmds[n:end], observe=READ_DATA)
-                reads += [np.array(v, dtype=np.uint8) for v in seen]
+                got = load_reads(sim, cmds[n:end]) if table else None
+                if got is None:
+                    _, seen = sim.run(cmds[n:end], observe=READ_DATA)
+                    got = [np.array(v, dtype=np.uint8) for v in seen]
+                reads += got
+            elif table:
+                sub = [n, *(n + 1 + np.flatnonzero(stored[n + 1:end] != stored[n:end - 1])).tolist(), end]
+                for i, j in zip(sub, sub[1:]):
+                    done = store_writes(sim, cmds[i:j]) if stored[i] else 0
+                    if i + done < j:
+                        sim.run(cmds[i + done:j])
             else:
                 sim.run(cmds[n:end])
         except SimulationError as e:
             if "no instruction" in str(e):
                 _unmapped(cmds, n + sim.steps - before, e)
             raise
-        n = end
     return reads
 
 
@@ -164,7 +179,8 @@ def _q(x, bias=None, flags: list | None = None):
     """AdaptivFloat codes and bias register of float tensor ``x`` (``bias`` None: chosen from its
     range); appends to ``flags`` whether the register was clamped (values saturated or flushed;
     an AdaptivFloatClampWarning is also issued). NumericsError for NaN/inf."""
-    codes, br, clamped = af.quantize_checked(np.asarray(x, dtype=np.float32), bias)
+    from ila.models.flexasr.quantcache import quantize
+    codes, br, clamped = quantize(x, bias)          # memoised by content (weights recur call after call)
     if flags is not None:
         flags.append(clamped)
     return codes, br

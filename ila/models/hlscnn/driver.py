@@ -20,6 +20,7 @@ from ila import generic
 from ila.errors import D2AError
 from ila.numerics.fixed_point import ACT, WGT16, weight_format
 from ila.commands import CommandTable
+from ila.models.hlscnn.beats import BEAT_KEYS, READ_DATA, beat_rows
 from ila.sim import Simulator
 from ila.models.hlscnn.model import (CHANNEL_BLOCK, MACHINE_LANES, REG_ID, SLAVE_BASE, SPAD0_BASE, SPAD1_BASE, SPAD_BYTES, VIR_MEM_BASE,
                      VIR_MEM_BYTES, build_hlscnn)
@@ -58,8 +59,18 @@ def _field(name: str, value: int, bits: int) -> int:
 
 @dataclass
 class ConvJob:
-    commands: list              # write/config/trigger commands
-    read_commands: list         # SpadRd commands, one per output beat
+    """One convolution's MMIO stream and what its read-back needs.
+
+    ``commands`` (write/config/trigger commands) and ``read_commands`` (one scratchpad-1 read per
+    16-byte output beat) are lists of simulator command dicts. The integer path of
+    :func:`conv2d_program` builds them as one (n, 19) array of rows (``rows``, columns in
+    :data:`BEAT_KEYS` order; the first ``n_writes`` rows are the writes) and turns the rows into
+    dicts only when ``commands`` or ``read_commands`` is first read (after which the lists are the
+    job's stream, edits included). :meth:`stream` is the whole stream: the lists, or while they
+    were never read, a :class:`~ila.commands.CommandTable` of the rows (the same commands row for
+    row: a read's data columns are 0, the value an omitted input has)."""
+    _commands: list | None      # write/config/trigger commands (None: still in ``rows``)
+    _read_commands: list | None  # SpadRd commands, one per output beat (None: still in ``rows``)
     out_shape: tuple            # (1, OH, OW, O)
     out_blocks: int             # filter blocks of 8
     weight_bits: int
@@ -70,6 +81,41 @@ class ConvJob:
     relu: bool
     has_bias: bool = False
     pull: tuple = (0, 0)        # commands[pull[0]:pull[1]]: the weight pull (SocMemBaseAddr / SpadWr pairs)
+    rows: np.ndarray | None = None   # integer path: (n, 19) int64 rows of the whole stream
+    n_writes: int = 0           # rows[:n_writes] are the writes, the rest the reads
+
+    def _lists(self) -> None:
+        if self.rows is not None:
+            self._commands = _rows_to_commands(self.rows[:self.n_writes])
+            self._read_commands = _read_commands((self.rows[self.n_writes:, 2] - SLAVE_BASE).tolist())
+            self.rows = None
+
+    @property
+    def commands(self) -> list:
+        self._lists()
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: list) -> None:
+        self._lists()
+        self._commands = value
+
+    @property
+    def read_commands(self) -> list:
+        self._lists()
+        return self._read_commands
+
+    @read_commands.setter
+    def read_commands(self, value: list) -> None:
+        self._lists()
+        self._read_commands = value
+
+    def stream(self):
+        """The whole stream, writes then reads: a CommandTable of ``rows`` while the lists were never
+        read, else ``commands + read_commands``."""
+        if self.rows is not None:
+            return CommandTable({k: self.rows[:, j] for j, k in enumerate(BEAT_KEYS)})
+        return self._commands + self._read_commands
 
 
 def prepare_conv2d(x, w, *, stride=1, padding=0, groups: int = 1, weight_bits: int = 16, bias=None,
@@ -143,8 +189,6 @@ def _image_np(elements: np.ndarray, nbytes: int) -> np.ndarray:
     return a.view(np.uint8).ravel()
 
 
-BEAT_KEYS = ("top_slave_if_wr", "top_slave_if_rd", "top_slave_addr_in") + tuple(f"top_slave_data_in_{i}"
-                                                                              for i in range(16))
 
 
 def _rows_to_commands(rows: np.ndarray) -> list:
@@ -227,6 +271,12 @@ def conv2d_program(x_raw, w_raw, *, stride: int, weight_bits: int, bias_raw: int
         raise HlscnnError(f"buffer overflow: outputs need {out_bytes} bytes, scratchpad 1 has {SPAD_BYTES}")
 
     nwb = -(-len(w_img) // 16)                       # weight beats
+    tail = [("AccelConvActivationBaseAddr", VIR_MEM_BASE + act_off), ("AccelConvWeightsBaseAddr", 0),
+            ("AccelConvOutputsBaseAddr", 0), ("AccelConvInputSizeConfig", (C << 20) | (H << 10) | W),
+            ("AccelConvOutputSizeConfig", (O << 20) | (OH << 10) | OW),
+            ("AccelConvKernelSizeConfig", (stride << 16) | (KH << 8) | KW),
+            ("AccelConvChannelConfig", (bias_raw & 0xFFFF) | (int(has_bias) << 16) | (int(relu) << 17)),
+            ("AccelConvTrigger", 1)]
     if numeric:
         def beats(img: np.ndarray) -> np.ndarray:
             return np.concatenate([img, np.zeros(-len(img) % 16, np.uint8)]).reshape(-1, 16)
@@ -241,7 +291,14 @@ def conv2d_program(x_raw, w_raw, *, stride: int, weight_bits: int, bias_raw: int
                                  _cfg_bytes("SocMemBaseAddr", VIR_MEM_BASE + w_off + 16 * np.arange(nwb)))
         pull[:, 1] = _write_rows(SPAD0_BASE + 16 * np.arange(nwb), 0)
         rows.append(pull.reshape(-1, 19))
-        cmds = _rows_to_commands(np.concatenate(rows))
+        rows += [_write_rows([4 * REG_ID[r]], _cfg_bytes(r, [v])) for r, v in tail]
+        reads = np.zeros((out_bytes // 16, 19), np.int64)
+        reads[:, 1] = 1
+        reads[:, 2] = SLAVE_BASE + np.arange(SPAD1_BASE, SPAD1_BASE + out_bytes, 16)
+        writes = np.concatenate(rows)
+        n = len(writes)
+        return ConvJob(None, None, (1, OH, OW, O), nfb, weight_bits, x_in, w_in, bias_raw, stride, relu, has_bias,
+                       (n - 8 - 2 * nwb, n - 8), np.concatenate([writes, reads]), n)
     else:
         def beats(img: list):
             img = img + [0] * (-len(img) % 16)
@@ -253,16 +310,7 @@ def conv2d_program(x_raw, w_raw, *, stride: int, weight_bits: int, bias_raw: int
         for k in range(nwb):
             cmds.append(cfg_write("SocMemBaseAddr", VIR_MEM_BASE + w_off + 16 * k))
             cmds.append(_beat(SPAD0_BASE + 16 * k, [0] * 16))      # data comes through the AXI master
-    cmds += [
-        cfg_write("AccelConvActivationBaseAddr", VIR_MEM_BASE + act_off),
-        cfg_write("AccelConvWeightsBaseAddr", 0),
-        cfg_write("AccelConvOutputsBaseAddr", 0),
-        cfg_write("AccelConvInputSizeConfig", (C << 20) | (H << 10) | W),
-        cfg_write("AccelConvOutputSizeConfig", (O << 20) | (OH << 10) | OW),
-        cfg_write("AccelConvKernelSizeConfig", (stride << 16) | (KH << 8) | KW),
-        cfg_write("AccelConvChannelConfig", (bias_raw & 0xFFFF) | (int(has_bias) << 16) | (int(relu) << 17)),
-        cfg_write("AccelConvTrigger", 1),
-    ]
+    cmds += [cfg_write(r, v) for r, v in tail]
     reads = _read_commands(range(SPAD1_BASE, SPAD1_BASE + out_bytes, 16))
     pull = (len(cmds) - 8 - 2 * nwb, len(cmds) - 8)
     return ConvJob(cmds, reads, (1, OH, OW, O), nfb, weight_bits, x_in, w_in, bias_raw, stride, relu, has_bias,
@@ -282,7 +330,6 @@ def _cfg_bytes(reg: str, values) -> np.ndarray:
     return out
 
 
-READ_DATA = tuple(f"top_slave_rd_data_{i}" for i in range(16))   # the states holding an MMIO read's 16 bytes
 
 
 def read_beat(state) -> np.ndarray:
@@ -393,21 +440,8 @@ def pull_beats(sim: Simulator, commands, *, bug: str | None = None) -> bool:
     n = len(commands)
     if n == 0 or n % 2 or sim.record_trace or sim.state.get("accel_conv_child_valid"):
         return False
-    if isinstance(commands, CommandTable):
-        if set(commands.columns) != set(BEAT_KEYS):
-            return False
-        rows = np.stack([np.asarray(commands.columns[k]) for k in BEAT_KEYS], axis=1)
-    else:
-        if any(len(c) != len(BEAT_KEYS) for c in commands):
-            return False
-        try:
-            rows = np.array([itemgetter(*BEAT_KEYS)(c) for c in commands])
-        except (KeyError, TypeError, ValueError, OverflowError):
-            return False
-    if rows.dtype.kind not in "iu" or rows.shape != (n, len(BEAT_KEYS)) or (rows < 0).any():
-        return False
-    rows = rows.astype(np.int64)
-    if not ((rows[:, 0] == 1) & (rows[:, 1] == 0)).all() or (rows[:, 3:] > 0xFF).any() or (rows[:, 2] >> 32).any():
+    rows = beat_rows(commands)
+    if rows is None or not ((rows[:, 0] == 1) & (rows[:, 1] == 0)).all():
         return False
     cfg, spad = rows[0::2], rows[1::2]
     masked_c, masked_s = cfg[:, 2] & 0xFFFFFF, spad[:, 2] & 0xFFFFFF
@@ -441,7 +475,7 @@ def pull_beats(sim: Simulator, commands, *, bug: str | None = None) -> bool:
 def _as_table(commands: list):
     """``commands`` as a :class:`~ila.commands.CommandTable` (the same commands, row for row)
     when they are dicts with one set of keys and integer values; else ``commands`` itself."""
-    if len(commands) < 2:
+    if isinstance(commands, CommandTable) or len(commands) < 2:
         return commands
     try:
         keys = tuple(commands[0])

@@ -14,7 +14,8 @@ numerics: ``uf`` (the fixed-point MAC and roundings uninterpreted with checked a
 Execution hints (:class:`ila.models.port.AccProgram.hints`): ``pull`` = (a, b), the range of the
 weight-pull commands (SocMemBaseAddr / scratchpad-0 write pairs) that the runner applies at once
 (``driver.pull_beats``, checked equal to stepping them) or else steps one by one instead of trying
-to batch them; the same commands in the same order either way.
+to batch them; the same commands in the same order either way. Runs of SoC-memory writes and of
+scratchpad reads are applied at once wherever they occur (:mod:`ila.models.hlscnn.beats`).
 """
 from __future__ import annotations
 
@@ -55,8 +56,12 @@ def _is_read_column(commands) -> np.ndarray:
 
 
 def execute(sim, commands, hints: dict) -> list:
-    """Run a stream from the simulator's state: runs of writes (the ``pull`` range stepped one
-    command at a time), runs of reads observed; the 16 bytes of every read (uint8 arrays)."""
+    """Run a stream from the simulator's state: runs of writes (a leading run of SoC-memory writes
+    applied at once by ``beats.soc_writes``, the ``pull`` range by ``driver.pull_beats`` or stepped
+    one command at a time, the rest batched by the simulator), runs of reads gathered at once by
+    ``beats.read_beats`` or observed; the 16 bytes of every read (uint8 arrays). The fast paths are
+    checked equal to stepping (``tests/test_hlscnn_beats.py``, ``tests/test_hlscnn_pull.py``)."""
+    from ila.models.hlscnn.beats import read_beats, soc_writes
     from ila.models.hlscnn.driver import READ_DATA, _as_table, pull_beats
     rd = _is_read_column(commands)
     n = len(commands)
@@ -64,28 +69,30 @@ def execute(sim, commands, hints: dict) -> list:
     if not 0 <= a <= b <= n or rd[a:b].any():
         a = b = 0
     reads: list = []
-    i = 0
-    while i < n:
-        j = i + 1
-        while j < n and rd[j] == rd[i]:
-            j += 1
+    cuts = [0, *(np.flatnonzero(rd[1:] != rd[:-1]) + 1).tolist(), n] if n else [0]
+    for i, j in zip(cuts, cuts[1:]):
         seg = commands[i:j]
         if rd[i]:
-            tab = seg if isinstance(seg, CommandTable) else _as_table(seg)
-            reads += [np.asarray(v, dtype=np.uint8) for v in sim.run(tab, observe=READ_DATA)[1]]
-        else:
-            for lo, hi, step in ((i, max(i, min(a, j)), False), (max(i, a), min(j, b), True),
-                                 (max(i, min(b, j)), j, False)):
-                if hi <= lo:
-                    continue
-                part = commands[lo:hi]
-                if step:
-                    if not pull_beats(sim, part):
-                        for c in (part.rows() if isinstance(part, CommandTable) else part):
-                            sim.step(c)
-                else:
-                    sim.run(part if isinstance(part, CommandTable) else _as_table(part))
-        i = j
+            got = read_beats(sim, seg)
+            if got is None:
+                tab = seg if isinstance(seg, CommandTable) else _as_table(seg)
+                got = [np.asarray(v, dtype=np.uint8) for v in sim.run(tab, observe=READ_DATA)[1]]
+            reads += got
+            continue
+        for lo, hi, step in ((i, max(i, min(a, j)), False), (max(i, a), min(j, b), True),
+                             (max(i, min(b, j)), j, False)):
+            if hi <= lo:
+                continue
+            part = commands[lo:hi]
+            if step:
+                if not pull_beats(sim, part):
+                    for c in (part.rows() if isinstance(part, CommandTable) else part):
+                        sim.step(c)
+            else:
+                done = soc_writes(sim, part)
+                rest = part[done:]
+                if len(rest):
+                    sim.run(rest if isinstance(rest, CommandTable) else _as_table(rest))
     return reads
 
 

@@ -1,0 +1,44 @@
+"""The content-keyed AdaptivFloat quantisation cache (``ila.models.flexasr.quantcache``) returns
+exactly a fresh quantisation's codes, bias register and flag; its seeded bug is caught."""
+import numpy as np
+import pytest
+
+from ila.models.flexasr import quantcache
+from ila.numerics import adaptivfloat as af
+
+
+def _same(a, b) -> bool:
+    return np.array_equal(a[0], b[0]) and a[1:] == b[1:]
+
+
+@pytest.mark.parametrize("bug", [None, *quantcache.BUGS])
+def test_cached_codes_equal_a_fresh_quantisation_and_the_seeded_bug_is_caught(bug):
+    quantcache.clear()
+    rng = np.random.default_rng(0)
+    w = rng.normal(0, 0.1, (64, 128)).astype(np.float32)
+    other = rng.normal(0, 0.1, (64, 128)).astype(np.float32)
+    changed = w.copy()
+    changed[3, 7] += 0.25
+    got = []
+    for x, bias in ((w, None), (w, None), (other, None), (changed, None), (w, 2), (w, None)):
+        got.append(_same(quantcache.quantize(x, bias, bug=bug), af.quantize_checked(x, bias)))
+    if bug is None:
+        assert all(got)
+        st = quantcache.stats()
+        assert st["hits"] == 2 and st["misses"] == 4 and st["entries"] == 4
+    else:
+        assert not all(got)
+
+
+def test_cached_codes_are_read_only_and_small_or_clamped_tensors_are_not_kept():
+    quantcache.clear()
+    w = np.full((64, 64), 0.3, np.float32)
+    codes, _, _ = quantcache.quantize(w)
+    with pytest.raises(ValueError):
+        codes[0, 0] = 1
+    quantcache.quantize(np.ones((4, 4), np.float32))                 # below MIN_SIZE
+    with pytest.warns(af.AdaptivFloatClampWarning):
+        assert quantcache.quantize(np.full((64, 64), 1e-6, np.float32))[2]   # clamped: quantised every time
+    assert quantcache.stats()["entries"] == 1
+    with pytest.raises(ValueError, match="unknown seeded bug"):
+        quantcache.quantize(w, bug="nope")
