@@ -30,15 +30,19 @@ def test_cached_codes_equal_a_fresh_quantisation_and_the_seeded_bug_is_caught(bu
         assert not all(got)
 
 
-def test_cached_codes_are_read_only_and_small_or_clamped_tensors_are_not_kept():
+def test_cached_codes_are_read_only_small_tensors_are_not_kept_and_clamping_warns_on_every_hit():
     quantcache.clear()
     w = np.full((64, 64), 0.3, np.float32)
     codes, _, _ = quantcache.quantize(w)
     with pytest.raises(ValueError):
         codes[0, 0] = 1
     quantcache.quantize(np.ones((4, 4), np.float32))                 # below MIN_SIZE
-    with pytest.warns(af.AdaptivFloatClampWarning):
-        assert quantcache.quantize(np.full((64, 64), 1e-6, np.float32))[2]   # clamped: quantised every time
-    assert quantcache.stats()["entries"] == 1
+    tiny = np.full((64, 64), 1e-6, np.float32)
+    for _ in range(2):                                               # a miss, then a hit: both warn
+        with pytest.warns(af.AdaptivFloatClampWarning):
+            got = quantcache.quantize(tiny)
+        with pytest.warns(af.AdaptivFloatClampWarning):
+            assert got[2] and _same(got, af.quantize_checked(tiny))
+    assert quantcache.stats()["entries"] == 2 and quantcache.stats()["hits"] == 1
     with pytest.raises(ValueError, match="unknown seeded bug"):
         quantcache.quantize(w, bug="nope")

@@ -7,8 +7,9 @@ time). :func:`quantize` returns exactly what
 (codes, bias register, clamped flag), keeping the results of tensors of at least :data:`MIN_SIZE`
 elements keyed by (shape, bias argument, BLAKE2b-128 digest of the float32 bytes), least recently
 used first out beyond :data:`MAX_BYTES` of codes. Cached codes are read-only arrays (a caller that
-writes into them fails loudly instead of corrupting later calls). A tensor whose bias register is
-clamped is never cached (its clamping warning is issued on every call, as without the cache).
+writes into them fails loudly instead of corrupting later calls). The warnings a quantisation
+issues (AdaptivFloatClampWarning when the bias register is clamped) are kept with its codes and
+issued again on every hit, as without the cache.
 
 ``tests/test_flexasr_quantcache.py`` checks the memoised codes equal a fresh quantisation (same
 tensor, other tensors of the same shape, a changed element) and that a seeded bug (``BUGS``: the
@@ -17,6 +18,7 @@ key without the data) is caught.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -46,16 +48,20 @@ def quantize(x, bias=None, *, bug: str | None = None) -> tuple[np.ndarray, int, 
     if hit is not None:
         _CACHE.move_to_end(key)
         _STATE["hits"] += 1
-        return hit[0], hit[1], False
-    _STATE["misses"] += 1
-    codes, reg, clamped = af.quantize_checked(x, bias)
-    if not clamped:
+    else:
+        _STATE["misses"] += 1
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            codes, reg, clamped = af.quantize_checked(x, bias)
         codes.setflags(write=False)
-        _CACHE[key] = (codes, reg)
+        hit = _CACHE[key] = (codes, reg, clamped, [(w.message, w.category) for w in caught])
         _STATE["bytes"] += codes.nbytes
-        while _STATE["bytes"] > MAX_BYTES and _CACHE:
-            _, (old, _) = _CACHE.popitem(last=False)
-            _STATE["bytes"] -= old.nbytes
+        while _STATE["bytes"] > MAX_BYTES and len(_CACHE) > 1:
+            _, old = _CACHE.popitem(last=False)
+            _STATE["bytes"] -= old[0].nbytes
+    codes, reg, clamped, issued = hit
+    for message, category in issued:
+        warnings.warn(message, category, stacklevel=3)
     return codes, reg, clamped
 
 

@@ -323,6 +323,8 @@ def conv_loop_summary(weight_bits: int, col_lanes: int, row_lanes: int, *, bug: 
     hi = 32766 if bug == "saturation" else 32767
     half = 255 if bug == "round" else 256
 
+    from ila.models.hlscnn.kernels import tap_psums
+
     def hlscnn_conv_loop(S, budget):
         if not S["accel_conv_child_valid"] or any(S[c] for c in COUNTERS):
             return None
@@ -357,15 +359,11 @@ def conv_loop_summary(weight_bits: int, col_lanes: int, row_lanes: int, *, bug: 
         A = A.reshape(taps, OH * OW, 8)
         # per tap: the 8-channel MAC (each product truncated to 16 fraction bits), rounding half up
         # to 7 fraction bits, saturation to int16; the sum over the non-last taps wraps at 16 bits
-        acc = np.zeros((nfb * 8, OH * OW), np.int64)
-        last = None
-        for t in range(taps):
-            psum = ((Wt[:, t, None, :] * A[t, None, :, :]) >> 5).sum(axis=-1, dtype=np.int32)
-            c = np.clip((psum + half) >> 9, -32768, hi)
-            if t == taps - 1 and bug != "last_tap":
-                last = c
-            else:
-                acc += c
+        c = np.clip((tap_psums(Wt, A) + half) >> 9, -32768, hi)          # (filters, taps, pixels)
+        if bug != "last_tap":
+            acc, last = c[:, :-1].sum(axis=1, dtype=np.int64), c[:, -1].astype(np.int64)
+        else:
+            acc, last = c.sum(axis=1, dtype=np.int64), None
         out16 = spad1[o0:o0 + o_span].view("<i2").reshape(nfb, OH, OW, 8)
         if S["conv_en_accum"] and bug != "accum":
             acc += out16.transpose(0, 3, 1, 2).reshape(nfb * 8, OH * OW)
