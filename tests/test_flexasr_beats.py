@@ -12,6 +12,7 @@ from ila.models.flexasr import beats, constants as C
 from ila.models.flexasr import driver
 from ila.sim import Simulator
 from mappings import registry
+from simstate import copy_of, same, snapshot
 
 
 def _program(name="flexasr.linear", shape="4x32x64", seed=0):
@@ -24,21 +25,7 @@ def _sim():
     return Simulator(driver.runner().model)
 
 
-def _snapshot(sim):
-    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in sim.state.items()}, sim.steps
 
-
-def _same(a, b) -> bool:
-    (sa, na), (sb, nb) = a, b
-    return na == nb and sa.keys() == sb.keys() and all(
-        np.array_equal(sa[k], sb[k]) if isinstance(sa[k], np.ndarray) else sa[k] == sb[k] for k in sa)
-
-
-def _copy(sim):
-    other = Simulator(sim.ila)
-    other.state = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in sim.state.items()}
-    other.steps = sim.steps
-    return other
 
 
 def _stores(cmds) -> CommandTable:
@@ -57,14 +44,14 @@ def _stored(cmds, bug=None):
     for c in cmds.rows():
         stepped.step(c)
     done = beats.store_writes(fast, cmds, bug=bug)
-    return done, _snapshot(stepped), _snapshot(fast)
+    return done, snapshot(stepped), snapshot(fast)
 
 
 def test_stores_at_once_equal_stepping_them():
     cmds = _stores(_program().commands)
     done, stepped, fast = _stored(cmds)
     assert done == len(cmds) >= 32
-    assert _same(stepped, fast)
+    assert same(stepped, fast)
     assert any(isinstance(v, np.ndarray) and v.any() for v in stepped[0].values())
 
 
@@ -83,24 +70,24 @@ def _loaded(bug=None):
     addrs = [C.GB_LARGE_BASE + 16 * k for k in (5, 0, 9)] + [C.GB_SMALL_BASE + 3, C.GB_LARGE_LAST,
                                                            C.GB_SMALL_LAST]
     sim, cmds = _loads(addrs if bug is None else addrs[:4])   # (the seeded bug reads past the last beat)
-    other = _copy(sim)
+    other = copy_of(sim)
     want = [np.asarray(v, np.uint8) for v in sim.run(cmds, observe=beats.READ_DATA)[1]]
     got = beats.load_reads(other, cmds, bug=bug)
-    return want, got, _snapshot(sim), _snapshot(other)
+    return want, got, snapshot(sim), snapshot(other)
 
 
 def test_loads_at_once_equal_stepping_them():
     want, got, stepped, fast = _loaded()
     assert got is not None and len(got) == len(want) == 6
     assert all(np.array_equal(a, b) for a, b in zip(want, got))
-    assert _same(stepped, fast)
+    assert same(stepped, fast)
 
 
 @pytest.mark.parametrize("bug", beats.BEAT_BUGS)
 def test_each_seeded_fast_path_bug_is_caught(bug):
     if bug.startswith("store"):
         _, stepped, fast = _stored(_stores(_program().commands), bug=bug)
-        assert not _same(stepped, fast)
+        assert not same(stepped, fast)
     else:
         want, got, _, _ = _loaded(bug=bug)
         assert not all(np.array_equal(a, b) for a, b in zip(want, got))
@@ -127,7 +114,7 @@ def test_the_windows_decode_as_the_fast_paths_assume():
 def test_where_a_fast_path_does_not_apply_it_changes_nothing():
     cmds = _stores(_program().commands)
     sim = _sim()
-    before = _snapshot(sim)
+    before = snapshot(sim)
     cols = {k: np.array(v) for k, v in cmds.columns.items()}
     overlap = {**cols, "addr_in": cols["addr_in"].copy()}
     overlap["addr_in"][1] = overlap["addr_in"][0] + 4
@@ -136,13 +123,13 @@ def test_where_a_fast_path_does_not_apply_it_changes_nothing():
     wide = {**cols, "data_in_3": cols["data_in_3"].astype(np.int64) + 256}
     for case in (CommandTable(overlap), CommandTable(cfg), CommandTable(wide), cmds[:1], cmds.rows()):
         assert beats.store_writes(sim, case) == 0
-        assert _same(before, _snapshot(sim))
+        assert same(before, snapshot(sim))
     sim.state["gb_control_child_valid"] = 1                      # a child running
     assert beats.store_writes(sim, cmds) == 0 and beats.load_reads(sim, _loads([C.GB_SMALL_BASE])[1]) is None
     sim.state["gb_control_child_valid"] = 0
     _, reads = _loads([C.GB_SMALL_BASE, C.CFG_GB_CONTROL])       # not a load
     assert beats.load_reads(sim, reads) is None and beats.load_reads(sim, cmds) is None
-    assert _same(before, _snapshot(sim))
+    assert same(before, snapshot(sim))
     with pytest.raises(ValueError, match="unknown seeded bug"):
         beats.store_writes(sim, cmds, bug="nope")
 
@@ -157,4 +144,4 @@ def test_whole_programs_give_the_same_reads_and_state_with_and_without_the_fast_
     monkeypatch.setattr(beats, "load_reads", lambda sim, cmds, bug=None: None)
     want = driver.execute(slow, prog.commands, prog.hints.get("modes"))
     assert len(got) == len(want) > 0 and all(np.array_equal(a, b) for a, b in zip(got, want))
-    assert _same(_snapshot(fast), _snapshot(slow))
+    assert same(snapshot(fast), snapshot(slow))

@@ -10,6 +10,7 @@ from ila.models.hlscnn import beats, driver
 from ila.models.hlscnn.model import SPAD0_BASE, build_hlscnn
 from ila.models.hlscnn.port import PORT
 from ila.sim import Simulator
+from simstate import copy_of, same, snapshot
 
 
 def _job(seed=0, C=9, O=10):
@@ -21,14 +22,6 @@ def _sim():
     return Simulator(build_hlscnn(16))
 
 
-def _snapshot(sim):
-    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in sim.state.items()}, sim.steps
-
-
-def _same(a, b) -> bool:
-    (sa, na), (sb, nb) = a, b
-    return na == nb and sa.keys() == sb.keys() and all(
-        np.array_equal(sa[k], sb[k]) if isinstance(sa[k], np.ndarray) else sa[k] == sb[k] for k in sa)
 
 
 def _soc_run(job):
@@ -41,7 +34,7 @@ def _written(cmds, bug=None):
     for c in (cmds.rows() if isinstance(cmds, CommandTable) else cmds):
         stepped.step(c)
     done = beats.soc_writes(fast, cmds, bug=bug)
-    return done, _snapshot(stepped), _snapshot(fast)
+    return done, snapshot(stepped), snapshot(fast)
 
 
 @pytest.mark.parametrize("table", [True, False])
@@ -50,7 +43,7 @@ def test_soc_writes_at_once_equal_stepping_them(table):
     cmds = cmds if table else cmds.rows()
     done, stepped, fast = _written(cmds)
     assert done == len(cmds) > 100
-    assert _same(stepped, fast) and stepped[0]["virtual_soc_memory"].any()
+    assert same(stepped, fast) and stepped[0]["virtual_soc_memory"].any()
 
 
 def test_soc_writes_stop_before_the_first_other_command():
@@ -73,12 +66,10 @@ def _reads_after(job, addrs=None):
 
 def _read(job, addrs=None, bug=None):
     sim, reads = _reads_after(job, addrs)
-    other = Simulator(sim.ila)
-    other.state = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in sim.state.items()}
-    other.steps = sim.steps
+    other = copy_of(sim)
     want = [np.asarray(v, np.uint8) for v in sim.run(reads, observe=driver.READ_DATA)[1]]
     got = beats.read_beats(other, reads, bug=bug)
-    return want, got, _snapshot(sim), _snapshot(other)
+    return want, got, snapshot(sim), snapshot(other)
 
 
 @pytest.mark.parametrize("where", ["outputs", "both scratchpads"])
@@ -91,7 +82,7 @@ def test_reads_at_once_equal_stepping_them(where):
     want, got, stepped, fast = _read(job, addrs)
     assert got is not None and len(got) == len(want) >= 7
     assert all(np.array_equal(a, b) for a, b in zip(want, got))
-    assert _same(stepped, fast) and any(a.any() for a in want)
+    assert same(stepped, fast) and any(a.any() for a in want)
 
 
 @pytest.mark.parametrize("bug", beats.BEAT_BUGS)
@@ -99,7 +90,7 @@ def test_each_seeded_fast_path_bug_is_caught(bug):
     job = _job()
     if bug.startswith("soc_write"):
         _, stepped, fast = _written(_soc_run(job), bug=bug)
-        assert not _same(stepped, fast)
+        assert not same(stepped, fast)
     else:
         want, got, _, _ = _read(job, bug=bug)
         assert not all(np.array_equal(a, b) for a, b in zip(want, got))
@@ -109,7 +100,7 @@ def test_where_a_fast_path_does_not_apply_it_changes_nothing():
     job = _job()
     cmds = _soc_run(job).rows()
     sim = _sim()
-    before = _snapshot(sim)
+    before = snapshot(sim)
     overlap = [dict(c) for c in cmds]
     overlap[1]["top_slave_addr_in"] = overlap[0]["top_slave_addr_in"] + 8      # beats 0 and 1 overlap
     wide = [dict(c) for c in cmds]
@@ -117,14 +108,14 @@ def test_where_a_fast_path_does_not_apply_it_changes_nothing():
     cfg = job.commands[job.pull[0] - 1:]                                         # starts with a register write
     for case in (overlap, wide, cfg, cmds[:1], []):
         assert beats.soc_writes(sim, case) == 0
-        assert _same(before, _snapshot(sim))
+        assert same(before, snapshot(sim))
     sim.record_trace = True
     assert beats.soc_writes(sim, cmds) == 0
     sim.record_trace = False
     reads = driver._as_table(job.read_commands)
     for case in (job.read_commands, driver._as_table(job.commands[:4]), reads[:0]):   # dicts, writes, nothing
         assert beats.read_beats(sim, case) is None
-        assert _same(before, _snapshot(sim))
+        assert same(before, snapshot(sim))
     with pytest.raises(ValueError, match="unknown seeded bug"):
         beats.soc_writes(sim, cmds, bug="nope")
 

@@ -8,6 +8,7 @@ import pytest
 from ila.models.hlscnn import driver
 from ila.models.hlscnn.model import build_hlscnn
 from ila.sim import Simulator
+from simstate import same, snapshot
 
 
 def _job(seed=0, C=9, O=10, weight_bits=16):
@@ -24,14 +25,6 @@ def _before_pull(job):
     return sim
 
 
-def _snapshot(sim):
-    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in sim.state.items()}, sim.steps
-
-
-def _same(a, b) -> bool:
-    (sa, na), (sb, nb) = a, b
-    return na == nb and sa.keys() == sb.keys() and all(
-        np.array_equal(sa[k], sb[k]) if isinstance(sa[k], np.ndarray) else sa[k] == sb[k] for k in sa)
 
 
 def _pulled(job, bug=None, table=False):
@@ -42,7 +35,7 @@ def _pulled(job, bug=None, table=False):
     for c in cmds:
         stepped.step(c)
     assert driver.pull_beats(fast, driver._as_table(cmds) if table else cmds, bug=bug)
-    return _snapshot(stepped), _snapshot(fast)
+    return snapshot(stepped), snapshot(fast)
 
 
 @pytest.mark.parametrize("weight_bits", [16, 8])
@@ -51,13 +44,13 @@ def test_the_pull_at_once_equals_stepping_it(weight_bits, table):
     job = _job(weight_bits=weight_bits)
     assert job.pull[1] - job.pull[0] >= 2 * 40                    # many beats
     stepped, fast = _pulled(job, table=table)
-    assert _same(stepped, fast)
+    assert same(stepped, fast)
     assert stepped[0]["scratch_pad_0"].any()                     # the weights did arrive
 
 
 def test_the_seeded_pull_bug_is_caught():
     stepped, fast = _pulled(_job(), bug="pull_reads_next_beat")
-    assert not _same(stepped, fast)
+    assert not same(stepped, fast)
 
 
 def test_where_the_fast_path_does_not_apply_it_changes_nothing():
@@ -65,14 +58,14 @@ def test_where_the_fast_path_does_not_apply_it_changes_nothing():
     a, b = job.pull
     cmds = job.commands[a:b]
     sim = _before_pull(job)
-    before = _snapshot(sim)
+    before = snapshot(sim)
     bad = [dict(c) for c in cmds]
     bad[3]["top_slave_addr_in"] = bad[1]["top_slave_addr_in"]     # two beats into the same scratchpad bytes
     other = [dict(c) for c in cmds]
     other[0]["top_slave_addr_in"] += 4                            # another configuration register
     for case in (cmds[:-1], bad, other, []):
         assert not driver.pull_beats(sim, case)
-        assert _same(before, _snapshot(sim))
+        assert same(before, snapshot(sim))
     sim.record_trace = True
     assert not driver.pull_beats(sim, cmds)
     with pytest.raises(ValueError, match="unknown seeded bug"):

@@ -75,6 +75,21 @@ def test_alu_loops_proved_for_all_sizes(name, infer):
         assert "not inductive" not in v.detail
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("bug, where", [("alu_iter_out_short_some_sizes", "BMC at shape"),
+                                        ("alu_iter_out_short_near_max", "simulation at shape")])
+def test_size_dependent_alu_bugs_are_refuted_with_inferred_invariants(bug, where):
+    """With inferred invariants too, a seeded size-dependent bug is a counterexample at a size where
+    it fires (found by the countershape search: BMC at a small size, or simulation near the largest
+    sizes the side conditions allow), not UNKNOWN (about 4 min each)."""
+    from verify.chc import check_chc
+    m = registry.get("vta.relu")
+    with applied(get(m, bug)):
+        v = check_chc(m, None, solver="z3", timeout=60, numerics="exact", infer=True)
+    assert v.kind == "counterexample", v
+    assert where in v.detail, v.detail
+
+
 def test_inferred_consecution_is_checked_in_halves_down_to_the_failing_conjunct():
     """An inferred invariant's consecution is decided in groups: a group left unknown (here: any
     of more than two conjuncts) is halved; holding groups give one row each, and a failing
