@@ -425,6 +425,21 @@ class Simulator:
         for val in in_place:
             val.commit()
 
+    def children_idle(self) -> bool:
+        """True when the simulator records no trace and no child ILA's valid condition holds in the
+        current state: no child instruction can fire after a top-level command, so a fast path may
+        apply top-level commands at once (:mod:`ila.models.flexasr.beats`,
+        :mod:`ila.models.hlscnn.beats`). False when a valid condition reads an input (it cannot be
+        decided without the command)."""
+        if self.record_trace:
+            return False
+        if not self._children:
+            return True
+        try:
+            return not any(bool(v) for v in self._child_valid(self.state, {}))
+        except (KeyError, SimulationError):
+            return False
+
     def _run_children(self, S, I):
         if not self._children:
             return

@@ -112,6 +112,9 @@ def test_where_a_fast_path_does_not_apply_it_changes_nothing():
     sim.record_trace = True
     assert beats.soc_writes(sim, cmds) == 0
     sim.record_trace = False
+    sim.state["accel_conv_child_valid"] = True                  # the convolution child running
+    assert beats.soc_writes(sim, cmds) == 0 and beats.read_beats(sim, driver._as_table(job.read_commands)) is None
+    sim.state["accel_conv_child_valid"] = False
     reads = driver._as_table(job.read_commands)
     for case in (job.read_commands, driver._as_table(job.commands[:4]), reads[:0]):   # dicts, writes, nothing
         assert beats.read_beats(sim, case) is None

@@ -227,9 +227,12 @@ def _memo_finds_only_equal_content(memo) -> bool:
     rng = np.random.default_rng(11)
     w = rng.standard_normal((300, 200)).astype(np.float32)
     fresh = D._quantize(w, "w")
-    for _ in range(2):
+    for k in range(2):
         assert memo.get(w) is None
-        memo.put(w, D._quantize(w, "w"))
+        got = D._quantize(w, "w")
+        assert memo.put(w, got) == (k == 1)
+        if k == 1:
+            got[0].flags.writeable = False                  # as D.quantize does with what the memo keeps
     hit = memo.get(w)
     assert hit is not None and np.array_equal(hit[0], fresh[0]) and hit[1] == fresh[1]
     assert not hit[0].flags.writeable                       # callers cannot change the stored codes
@@ -239,9 +242,10 @@ def _memo_finds_only_equal_content(memo) -> bool:
 
 
 def test_the_quantisation_memo_returns_fresh_codes_and_sees_in_place_changes():
-    assert _memo_finds_only_equal_content(D._Memo())
+    from ila.memo import TensorMemo
+    assert _memo_finds_only_equal_content(TensorMemo(max_entries=8))
     # the seeded bug (entries found by the sample alone) returns the stale codes: the check fails
-    assert not _memo_finds_only_equal_content(D._Memo(bug="identity_only"))
+    assert not _memo_finds_only_equal_content(TensorMemo(max_entries=8, bug="sample_only"))
 
 
 def test_quantize_through_the_memo_equals_the_plain_quantisation():

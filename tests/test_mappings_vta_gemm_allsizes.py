@@ -117,6 +117,25 @@ def test_check_ackermann_answers_unsat_and_sat():
     assert check_ackermann(enc, sat, timeout=10).status == "sat"
 
 
+def test_check_ackermann_model_values_are_the_original_symbols():
+    """Houdini reads which candidates a model falsifies from the tactic's model: the values are of
+    the original Bool terms (the ackermannised applications mapped back), and agree with the model."""
+    from ila import FuncRef
+    from ila.expr import BOOL
+    from ila.smt import SmtEncoder
+    from verify.phases import _check_ackermann as check_ackermann
+    f = FuncRef("t_g", BvSort(8), [BvSort(8)])
+    a, b = symbol("t.ga", BvSort(8)), symbol("t.gb", BvSort(8))
+    p, q, r = (symbol(f"t.g{k}", BOOL) for k in "pqr")
+    enc = SmtEncoder()
+    # a = b forces f(a) = f(b) (functional consistency, after ackermannisation too): p is true
+    fs = enc.encode_all([a.eq(b), p.eq(f(a).eq(f(b))), q.eq(a.ult(3)), a.eq(7), r.eq(~q)])
+    want = [enc.encode(x) for x in (p, q, r)]
+    res = check_ackermann(enc, fs, timeout=10, want=want)
+    assert res.status == "sat"
+    assert [res.values[w] for w in want] == [True, False, True]
+
+
 def test_split_cases_decides_a_clause_by_the_invariants_guards():
     """A clause the solver leaves unknown is split on guards: valid when every case is, failing
     when a case fails (that case's formula kept for the counterexample search), unknown when the

@@ -57,6 +57,33 @@ def test_mmio_table_equals_the_fragment_path_command_for_command():
             assert mode == ("W" if c["if_axi_wr"] else "R"), k
 
 
+def _equal_to_fragment_path(prog, lib) -> bool:
+    from ila.models.flexasr.isa import assemble, mmio_table
+    _, cmds = assemble(prog, lib)
+    table, _ = mmio_table(prog, lib)
+    full = [{"if_axi_wr": 0, "if_axi_rd": 0, "addr_in": 0} | {f"data_in_{j}": 0 for j in range(16)}
+            | ({} if c.get("wait_irq") else c) for c in cmds]
+    return len(table) == len(cmds) and list(table.rows()) == full
+
+
+def test_configuration_memo_repeats_the_fragment_path_and_its_seeded_bug_is_caught(monkeypatch):
+    """The configuration rows are memoised per instruction (isa._config_rows): the same program
+    twice, then the same layer with other configuration fields, each equal to the fragment path;
+    the seeded bug (a key without the fields) returns the first layer's words for the second."""
+    from ila.models.flexasr import driver, isa
+    rng = np.random.default_rng(7)
+    a = driver.pool_program(4, 2, "max"), {"x": rng.integers(0, 256, (4, 32)).astype(np.uint8)}
+    b = driver.pool_program(8, 2, "max"), {"x": rng.integers(0, 256, (8, 32)).astype(np.uint8)}
+    monkeypatch.setattr(isa, "_CONFIG_ROWS", {})
+    for prog, lib in (a, a, b):
+        assert _equal_to_fragment_path(prog, lib)
+    assert isa._CONFIG_ROWS                                   # the memo was used
+    monkeypatch.setattr(isa, "_CONFIG_ROWS", {})
+    monkeypatch.setattr(isa, "_config_bug", "key_without_fields")
+    assert _equal_to_fragment_path(*a)
+    assert not _equal_to_fragment_path(*b)
+
+
 def test_mmio_table_raises_the_fragment_paths_errors():
     from ila.models.flexasr.isa import ShapeError, mmio_table, tensor_to_ila
     prog = [{"name": "store_small", "tensor": "s", "base": 0}]

@@ -9,7 +9,10 @@ at each of its constants k) and ``q = k ∧ x ≠ 0`` (x a counter):
   (the configuration registers, which the loop should not write);
 * counters (variables some instruction updates to ``x + d``, d constant): ``g → x ⋈ s`` for
   ⋈ ∈ {=, ≤, <} and s a configuration value of the same width (the sizes), and ``g → x = 0``,
-  ``g → x ≥ 1``, ``g → x ≥ 2``, ``g → x even``;
+  ``g → x ≥ 1``, ``g → x ≥ 2``, ``g → x even``; ``g → x < E``, ``g → x ≤ E`` for a bound E the
+  instructions compare ``x`` or ``x + d`` with (also zero-extended: ``zext(x) < E``); and for a
+  counter that wraps to a configuration term R (``x := ite(c, R, x + d)``, e.g. a micro-op pc
+  restarting at the loop's first micro-op) ``g → x = R`` and ``g → x ≥ R``;
 * registers (variables updated to a non-constant expression ``e`` by an instruction that steps
   counters by d): ``g → r = e[x := x − d]`` (the value the instruction left, expressed in the
   current counters);
@@ -66,6 +69,9 @@ def loop_candidates(sysm, start: dict) -> list[Expr]:
     steps: list[dict[Expr, int]] = []
     counters: set[Expr] = set()
     bounds: dict[Expr, list[Expr]] = {}
+    widened: dict[Expr, list[tuple[Expr, Expr]]] = {}     # x -> (zext(x), E) for zext(x) [+ d] = E
+    resets: dict[Expr, list[Expr]] = {}                   # x -> R for x := ite(c, R, x + d)
+    config_uids = {v.uid for v in config}
     for upd in sysm.next_by_instr:
         st = {}
         for v in states:
@@ -75,9 +81,17 @@ def loop_candidates(sysm, start: dict) -> list[Expr]:
             for n in toposort([e]):
                 if n.op is Op.ADD and n.args[0] is v and n.args[1].op is Op.CONST:
                     counters.add(v)
-                if n.op is Op.EQ and (n.args[0] is v or n.args[0].op is Op.ADD and n.args[0].args[0] is v) \
-                        and n.args[1].op is not Op.CONST and not (_vars_in(n.args[1]) & {v.uid}):
-                    bounds.setdefault(v, []).append(n.args[1])   # x = E (last value) or x + d = E (wrap)
+                if n.op is Op.EQ and n.args[1].op is not Op.CONST and not (_vars_in(n.args[1]) & {v.uid}):
+                    lhs = n.args[0].args[0] if n.args[0].op is Op.ADD and n.args[0].args[1].op is Op.CONST \
+                        else n.args[0]
+                    if lhs is v:
+                        bounds.setdefault(v, []).append(n.args[1])   # x = E (last value) or x + d = E (wrap)
+                    elif lhs.op is Op.ZEXT and lhs.args[0] is v:     # the same, compared zero-extended
+                        widened.setdefault(v, []).append((lhs, n.args[1]))
+                if n.op is Op.ITE and n.args[2].op is Op.ADD and n.args[2].args[0] is v \
+                        and n.args[2].args[1].op is Op.CONST and n.args[1] is not v and n.args[1].op is not Op.CONST \
+                        and not (_vars_in(n.args[1]) & (loop - config_uids)):
+                    resets.setdefault(v, []).append(n.args[1])       # x := ite(wrap, R, x + d): R a configuration term
         steps.append(st)
 
     guards = [TRUE]
@@ -104,6 +118,10 @@ def loop_candidates(sysm, start: dict) -> list[Expr]:
             atoms += [x.eq(s), x.ule(s), x.ult(s)]
         for e in bounds.get(x, []):
             atoms += [x.ult(e), x.ule(e)]
+        for xe, e in widened.get(x, []):
+            atoms += [xe.ult(e), xe.ule(e)]
+        for r in resets.get(x, []):
+            atoms += [x.eq(r), x.uge(r)]
         atoms += [x.eq(0), x.uge(1), x.uge(2), x[0].eq(0)]
     from ila.simplify import Rewriter
     for upd, st in zip(sysm.next_by_instr, steps):

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ila.memo import TensorMemo
 from mappings.base import DataCondition, Mapping, MappingError, Proof, SideCondition
 from mappings.vta import common as V
 from mappings.vta import gemm as G
@@ -112,16 +113,17 @@ def quantize(t, name: str = "tensor") -> tuple[np.ndarray, float]:
     the index and the value of the first non-finite element.
 
     A float tensor of at least :data:`MEMO_MIN` elements whose content was quantised before (a
-    layer's weights, the same in every call of a co-simulation) is looked up (:class:`_Memo`: the
-    stored copy must equal it element for element), not quantised again."""
+    layer's weights, the same in every call of a co-simulation) is looked up
+    (:class:`ila.memo.TensorMemo`: the stored copy must equal it byte for byte), not quantised
+    again."""
     arr = np.asarray(t)
     if arr.size < MEMO_MIN or arr.dtype.kind != "f":
         return _quantize(arr, name)
-    key = _MEMO._key(arr)
-    if (hit := _MEMO.get(arr, key)) is not None:
+    if (hit := _MEMO.get(arr)) is not None:
         return hit
     got = _quantize(arr, name)
-    _MEMO.put(arr, got, key)
+    if _MEMO.put(arr, got, nbytes=got[0].nbytes):
+        got[0].flags.writeable = False
     return got
 
 
@@ -140,56 +142,7 @@ def _quantize(t, name: str) -> tuple[np.ndarray, float]:
 MEMO_MIN = 1 << 14                   # elements: smaller tensors are quantised every time
 
 
-class _Memo:
-    """Quantised tensors by content: a tensor is found when its shape, dtype and 64 sampled
-    elements match an entry's and the entry's stored copy equals it element for element (so a
-    tensor changed in place is quantised again). A tensor is stored the second time its sample is
-    seen (a layer's input, new in every call, is never copied). At most ``size`` tensors are
-    stored, the least recently used dropped first. ``bug`` (``"identity_only"``) seeds a deliberate
-    error: entries are found by the sample alone, to show the memo's test catches it."""
-
-    def __init__(self, size: int = 8, bug: str | None = None):
-        import threading
-        from collections import OrderedDict
-        self.size, self.bug = size, bug
-        self.stored: OrderedDict = OrderedDict()        # key -> (copy, (codes, scale))
-        self.seen: OrderedDict = OrderedDict()          # keys seen once
-        self.lock = threading.Lock()                    # callers co-simulating from several threads
-
-    @staticmethod
-    def _key(arr: np.ndarray) -> tuple:
-        idx = np.linspace(0, arr.size - 1, 64).astype(np.int64)
-        return arr.shape, arr.dtype.str, arr.flat[idx].tobytes()
-
-    def get(self, arr: np.ndarray, key: tuple | None = None):
-        """The (codes, scale) stored for ``arr``'s content, or None. ``key``: ``_key(arr)`` if the
-        caller has it."""
-        key = self._key(arr) if key is None else key
-        with self.lock:
-            hit = self.stored.get(key)
-            if hit is None or not (self.bug == "identity_only" or np.array_equal(hit[0], arr)):
-                return None
-            self.stored.move_to_end(key)
-            return hit[1]
-
-    def put(self, arr: np.ndarray, got: tuple, key: tuple | None = None) -> None:
-        """Note ``arr``'s quantisation ``got``: stored if its sample was seen before."""
-        key = self._key(arr) if key is None else key
-        with self.lock:
-            if key not in self.seen:
-                self.seen[key] = True
-                while len(self.seen) > 8 * self.size:
-                    self.seen.popitem(last=False)
-                return
-            codes = got[0]
-            codes.flags.writeable = False
-            self.stored[key] = (arr.copy(), got)
-            self.stored.move_to_end(key)
-            while len(self.stored) > self.size:
-                self.stored.popitem(last=False)
-
-
-_MEMO = _Memo()
+_MEMO = TensorMemo(max_entries=8)
 
 
 def dequantize(acc, sx: float, sw: float) -> np.ndarray:

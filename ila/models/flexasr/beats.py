@@ -11,10 +11,10 @@ bytes read) by ``tests/test_flexasr_beats.py``, with a seeded bug per path that 
 Each applies only where every command of the run is one of those instructions by the model's
 decode (a write or read strobe alone, the address inside a buffer window; no configuration
 register or start trigger lies in a window: ``tests/test_flexasr_beats.py`` checks the decode at
-every such address), every child ILA is idle (their valid flags, read off the ILA), the simulator
-does not record its trace, every input fits its width, and the stores into one buffer do not
-overlap (the model stores them in order; at once they must not depend on it). Elsewhere it changes
-nothing and the caller steps the commands.
+every such address), every child ILA is idle and the simulator does not record its trace
+(:meth:`ila.sim.Simulator.children_idle`), every input fits its width, and the stores into one
+buffer do not overlap (the model stores them in order; at once they must not depend on it).
+Elsewhere it changes nothing and the caller steps the commands.
 """
 from __future__ import annotations
 
@@ -79,21 +79,7 @@ def _put(mem: np.ndarray, off: np.ndarray, data: np.ndarray) -> None:
         mem[(off[:, None] + _LANES).ravel()] = data.ravel()
 
 
-def _idle(sim) -> bool:
-    """No trace recorded and every child ILA's valid flag (``state == const``) off."""
-    if sim.record_trace:
-        return False
-    for child in sim.ila.children:
-        v = child.valid
-        a, b = v.args if len(v.args) == 2 else (None, None)
-        if v.op.name != "EQ" or a is None or a.op.name != "VAR" or b.op.name != "CONST" or a.payload[0] != "state":
-            return False
-        if sim.state[a.payload[1]] == b.payload:
-            return False
-    return True
-
-
-def _locate(addr: np.ndarray, windows) -> tuple[np.ndarray, np.ndarray]:
+def locate(addr: np.ndarray, windows) -> tuple[np.ndarray, np.ndarray]:
     """(window index or -1, offset in the window's buffer) of every address (the windows are
     disjoint)."""
     order = sorted(range(len(windows)), key=lambda k: windows[k][0])
@@ -110,11 +96,11 @@ def store_writes(sim, commands, *, bug: str | None = None) -> int:
     simulator at once, as stepping them would (one step each); return its length (0: nothing
     applied, the caller steps). ``bug`` (one of :data:`BEAT_BUGS`) seeds an error."""
     _check_bug(bug)
-    got = _rows(commands) if len(commands) >= 2 and _idle(sim) else None
+    got = _rows(commands) if len(commands) >= 2 and sim.children_idle() else None
     if got is None:
         return 0
     wr, rd, addr, data = got
-    which, off = _locate(addr, STORE_WINDOWS)
+    which, off = locate(addr, STORE_WINDOWS)
     stop = np.flatnonzero(~((wr == 1) & (rd == 0) & (which >= 0)))
     n = int(stop[0]) if stop.size else len(addr)
     if n < 2:
@@ -141,11 +127,11 @@ def load_reads(sim, commands, *, bug: str | None = None) -> list | None:
     the step count grows by one per read, as stepping them would. None where it does not apply
     (nothing changed). ``bug`` (one of :data:`BEAT_BUGS`) seeds an error."""
     _check_bug(bug)
-    got = _rows(commands) if len(commands) and _idle(sim) else None
+    got = _rows(commands) if len(commands) and sim.children_idle() else None
     if got is None:
         return None
     wr, rd, addr, _ = got
-    which, off = _locate(addr, LOAD_WINDOWS)
+    which, off = locate(addr, LOAD_WINDOWS)
     if not ((wr == 0) & (rd == 1) & (which >= 0)).all():
         return None
     if bug == "load_gets_next_beat":

@@ -109,7 +109,7 @@ def execute(sim: Simulator, cmds, modes=None) -> list[np.ndarray]:
     once (:mod:`ila.models.flexasr.beats`, checked equal to stepping them). Raises FlexASRError for
     a command no instruction decodes (an unmapped address, a unit started unconfigured) or a wait
     on an interrupt that did not come."""
-    from ila.models.flexasr.beats import STORE_WINDOWS, load_reads, store_writes
+    from ila.models.flexasr.beats import STORE_WINDOWS, load_reads, locate, store_writes
     modes = np.asarray(modes_of(cmds) if modes is None else modes)
     total = len(cmds)
     reads = []
@@ -117,9 +117,7 @@ def execute(sim: Simulator, cmds, modes=None) -> list[np.ndarray]:
     table = isinstance(cmds, CommandTable)
     if table:
         addr = np.asarray(cmds.columns.get("addr_in", np.zeros(total, np.int64)), np.int64)
-        stored = np.zeros(total, bool)
-        for lo, last, _ in STORE_WINDOWS:
-            stored |= (addr >= lo) & (addr <= last)
+        stored = locate(addr, STORE_WINDOWS)[0] >= 0
     for n, end in zip(cuts, cuts[1:]):
         kind = modes[n]
         if kind == "Q":

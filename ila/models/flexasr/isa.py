@@ -433,14 +433,63 @@ def load_fragment(path) -> dict:
     return frag
 
 
+_CONFIG_ROWS: dict = {}          # frozen configuration instruction -> (addresses, data, modes), read-only
+CONFIG_MEMO_SIZE = 4096
+CONFIG_MEMO_BUGS = ("key_without_fields",)     # seeded, for the memo's differential test
+_config_bug: str | None = None
+
+
+def _frozen(v):
+    """A hashable, type-tagged copy of a tensor-assembly field value (ints, bools, strings and
+    sequences of them), so that equal keys mean equal instructions; None for anything else (a
+    term of a proof: not memoised)."""
+    if isinstance(v, (bool, np.bool_)):
+        return ("b", bool(v))
+    if isinstance(v, (int, np.integer)):
+        return ("i", int(v))
+    if isinstance(v, str):
+        return ("s", v)
+    if isinstance(v, (list, tuple)):
+        items = tuple(_frozen(x) for x in v)
+        return None if any(x is None for x in items) else ("l", items)
+    return None
+
+
+def _config_rows(ins: dict, lib: dict) -> tuple:
+    """The MMIO rows of one configuration / start / wait instruction (neither a store nor a load:
+    a function of the instruction alone, :func:`tensor_to_ila` does not read ``lib`` for it),
+    through the fragment path, memoised by the instruction's fields (every call of a layer repeats
+    its configuration words; the fragment path costs ~10 us per word)."""
+    items = [(k, _frozen(v)) for k, v in sorted(ins.items())]
+    key = None if any(f is None for _, f in items) else tuple(items)
+    if _config_bug == "key_without_fields" and key is not None:
+        key = ins["name"]
+    hit = _CONFIG_ROWS.get(key) if key is not None else None
+    if hit is not None:
+        return hit
+    cmds = fragment_to_mmio(ila_to_fragment(tensor_to_ila([ins], lib)))
+    out = (np.array([c.get("addr_in", 0) for c in cmds], np.int64),
+           np.array([[c.get(f"data_in_{j}", 0) for j in range(16)] for c in cmds], np.uint8).reshape(-1, 16),
+           np.array(["Q" if c.get("wait_irq") else "R" if c["if_axi_rd"] else "W" for c in cmds] or [],
+                    dtype="<U1"))
+    if key is not None:
+        for a in out:
+            a.flags.writeable = False
+        if len(_CONFIG_ROWS) >= CONFIG_MEMO_SIZE:
+            _CONFIG_ROWS.clear()
+        _CONFIG_ROWS[key] = out
+    return out
+
+
 def mmio_table(prog: list[dict], lib: dict) -> tuple[CommandTable, np.ndarray]:
     """Tensor assembly over numeric tensors (uint8 codes) -> (commands, modes), without building
     the program fragment: the commands of ``fragment_to_mmio(ila_to_fragment(tensor_to_ila(prog,
     lib)))`` as a :class:`~ila.commands.CommandTable` (inputs ``if_axi_wr``, ``if_axi_rd``,
     ``addr_in``, ``data_in_0..15``; a "Q" entry is an all-zero row) and each row's fragment mode
     ("W", "R" or "Q"). The driver's fast path for long transfers (a weight matrix is tens of
-    thousands of writes); tests check it equal to the fragment path. Raises the same errors as
-    :func:`tensor_to_ila`."""
+    thousands of writes); the rows of the other instructions come from the fragment path, memoised
+    per instruction (:func:`_config_rows`); tests check it equal to the fragment path. Raises the
+    same errors as :func:`tensor_to_ila`."""
     addrs, datas, modes = [], [], []
     for ins in prog:
         if ins["name"] in _STORES:
@@ -456,12 +505,10 @@ def mmio_table(prog: list[dict], lib: dict) -> tuple[CommandTable, np.ndarray]:
             datas.append(np.zeros((len(a), 16), np.uint8))
             modes.append(np.full(len(a), "R"))
         else:
-            cmds = fragment_to_mmio(ila_to_fragment(tensor_to_ila([ins], lib)))
-            addrs.append(np.array([c.get("addr_in", 0) for c in cmds], np.int64))
-            datas.append(np.array([[c.get(f"data_in_{j}", 0) for j in range(16)] for c in cmds], np.uint8)
-                         .reshape(-1, 16))
-            modes.append(np.array(["Q" if c.get("wait_irq") else "R" if c["if_axi_rd"] else "W" for c in cmds]
-                                  or [], dtype="<U1"))
+            a, d, m = _config_rows(ins, lib)
+            addrs.append(a)
+            datas.append(d)
+            modes.append(m)
     mode = np.concatenate(modes) if modes else np.zeros(0, "<U1")
     data = np.concatenate(datas) if datas else np.zeros((0, 16), np.uint8)
     cols = {"if_axi_wr": (mode == "W").astype(np.uint8), "if_axi_rd": (mode == "R").astype(np.uint8),

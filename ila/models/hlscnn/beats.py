@@ -60,17 +60,13 @@ def beat_rows(commands, *, table_only: bool = False) -> np.ndarray | None:
     return rows
 
 
-def _idle(sim) -> bool:
-    return not sim.record_trace and not sim.state.get("accel_conv_child_valid")
-
-
 def soc_writes(sim, commands, *, bug: str | None = None) -> int:
     """Apply the longest prefix of ``commands`` that is a run of ``VIR_MEM_WR`` writes (write strobe
     only, ``VIR_MEM_BASE <= addr[23:0] < ADDR_IN_MAX``, all 16 bytes inside the SoC memory, no two
     beats overlapping) to the simulator at once, as stepping them would, one step each; return its
     length (0: nothing applied, the caller steps). ``bug`` (one of :data:`BEAT_BUGS`) seeds an error."""
     _check_bug(bug)
-    if not len(commands) or not _idle(sim):
+    if not len(commands) or not sim.children_idle():
         return 0
     rows = beat_rows(commands)
     if rows is None:
@@ -104,7 +100,7 @@ def read_beats(sim, commands, *, bug: str | None = None) -> list | None:
     it does not apply (nothing changed, the caller steps). ``bug`` (one of :data:`BEAT_BUGS`) seeds
     an error."""
     _check_bug(bug)
-    if not len(commands) or not _idle(sim):
+    if not len(commands) or not sim.children_idle():
         return None
     rows = beat_rows(commands, table_only=True)
     if rows is None or not ((rows[:, 0] == 0) & (rows[:, 1] == 1)).all():

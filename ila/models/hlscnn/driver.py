@@ -95,20 +95,10 @@ class ConvJob:
         self._lists()
         return self._commands
 
-    @commands.setter
-    def commands(self, value: list) -> None:
-        self._lists()
-        self._commands = value
-
     @property
     def read_commands(self) -> list:
         self._lists()
         return self._read_commands
-
-    @read_commands.setter
-    def read_commands(self, value: list) -> None:
-        self._lists()
-        self._read_commands = value
 
     def stream(self):
         """The whole stream, writes then reads: a CommandTable of ``rows`` while the lists were never
