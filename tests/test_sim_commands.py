@@ -84,6 +84,28 @@ def test_configuration_memo_repeats_the_fragment_path_and_its_seeded_bug_is_caug
     assert not _equal_to_fragment_path(*b)
 
 
+def test_configuration_memo_follows_seeded_bugs_applied_in_the_same_process(monkeypatch):
+    """A seeded bug replaces a function or table entry of the fragment path in place
+    (verify.mutations.applied); the memo must answer with the patched path while it is applied and
+    with the original one after (a memo keyed by the fields alone returned one mutant's words for
+    another mutant, and a counterexample at the wrong shape)."""
+    from ila.models.flexasr import driver, isa
+    from verify import mutations
+    monkeypatch.setattr(isa, "_CONFIG_ROWS", {})
+    rng = np.random.default_rng(9)
+    prog, lib = driver.pool_program(4, 2, "max"), {"x": rng.integers(0, 256, (4, 32)).astype(np.uint8)}
+    table = mutations._table("flexasr.maxpool")
+    plain, _ = isa.mmio_table(prog, lib)
+    for name in ("timestep_off_by_one", "wrong_mode", "wrong_vector_count", "timestep_count_near_max"):
+        with mutations.applied(table[name]):
+            assert _equal_to_fragment_path(prog, lib)
+            mutant, _ = isa.mmio_table(prog, lib)
+        again, _ = isa.mmio_table(prog, lib)
+        assert list(again.rows()) == list(plain.rows())
+        if name != "timestep_count_near_max":          # that one changes nothing at 4 timesteps
+            assert list(mutant.rows()) != list(plain.rows()), name
+
+
 def test_mmio_table_raises_the_fragment_paths_errors():
     from ila.models.flexasr.isa import ShapeError, mmio_table, tensor_to_ila
     prog = [{"name": "store_small", "tensor": "s", "base": 0}]
