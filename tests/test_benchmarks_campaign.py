@@ -51,6 +51,11 @@ def samples(k: int):
     return [{"sample": i, "label": np.int64(i % 3), "scores": np.arange(3.0) * k} for i in range(k)]
 
 
+def worker_env(k: int) -> dict:
+    import os as _os
+    return {name: _os.environ.get(name) for name in ("MALLOC_TRIM_THRESHOLD_", "OPENBLAS_NUM_THREADS")}
+
+
 def _runs(marks: pathlib.Path, k: int) -> int:
     return len(list(marks.glob(f"{k}-*")))
 
@@ -165,3 +170,14 @@ def test_cli_options(tmp_path):
     assert campaign.results_path(args, tmp_path / "d.jsonl") == tmp_path / "d.jsonl"
     with pytest.raises(campaign.CampaignError, match="--workers"):
         campaign.run_from_args(ap.parse_args(["--workers", "0"]), [], tmp_path / "r.jsonl")
+
+
+def test_workers_run_with_one_blas_thread_and_glibc_s_own_malloc_thresholds(tmp_path, monkeypatch):
+    """Dask's nanny would set MALLOC_TRIM_THRESHOLD_=65536 in each worker (every large numpy
+    temporary then costs fresh pages: co-simulation 3x slower); the campaign's cluster leaves it out
+    and keeps one BLAS thread per worker."""
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    recs = campaign.run([campaign.Task("env", worker_env, (0,))], tmp_path / "r.jsonl", workers=1, progress=False)
+    env = recs[0]["result"]
+    assert env == {"MALLOC_TRIM_THRESHOLD_": None, "OPENBLAS_NUM_THREADS": "1"}, env
