@@ -14,15 +14,42 @@ Users: AdaptivFloat quantisation of FlexASR operands (:mod:`ila.models.flexasr.q
 int8 quantisation of VTA operands (:func:`mappings.vta.dense.quantize`). Each user's test checks
 results through the memo equal fresh ones and catches the seeded bug ``"sample_only"`` (an entry
 found by its key alone, without the exact comparison).
+
+A memo keyed by its inputs assumes the code computing its values does not change. A seeded bug
+(:func:`verify.mutations.applied`) replaces functions and table entries in place for a while, so
+every memo of values computed by code is cleared when a seeded bug is applied and when it is
+removed (:func:`clear_all`): every :class:`TensorMemo`, and every other memo whose clearing
+function was given to :func:`register` (e.g. FlexASR's configuration rows,
+:func:`ila.models.flexasr.isa.mmio_table`).
 """
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
+from typing import Callable
 
 import numpy as np
 
 BUGS = ("sample_only",)
+
+_TENSOR_MEMOS: "weakref.WeakSet[TensorMemo]" = weakref.WeakSet()
+_CLEARERS: list = []
+
+
+def register(clear: Callable[[], None]) -> None:
+    """Have :func:`clear_all` call ``clear`` (a memo's clearing function; idempotent per function)."""
+    if clear not in _CLEARERS:
+        _CLEARERS.append(clear)
+
+
+def clear_all() -> None:
+    """Empty every memo of values computed by code: every live :class:`TensorMemo` and every
+    registered memo (module docstring: called around each seeded bug)."""
+    for memo in list(_TENSOR_MEMOS):
+        memo.clear()
+    for clear in list(_CLEARERS):
+        clear()
 
 
 def _bits(arr: np.ndarray) -> np.ndarray:
@@ -43,6 +70,7 @@ class TensorMemo:
         self._bytes = 0
         self.hits = self.misses = 0
         self._lock = threading.Lock()
+        _TENSOR_MEMOS.add(self)
 
     @staticmethod
     def key(arr: np.ndarray, tag=()) -> tuple:
@@ -98,4 +126,4 @@ class TensorMemo:
         return {"entries": len(self._stored), "bytes": self._bytes, "hits": self.hits, "misses": self.misses}
 
 
-__all__ = ["BUGS", "TensorMemo"]
+__all__ = ["BUGS", "TensorMemo", "clear_all", "register"]

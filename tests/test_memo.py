@@ -47,3 +47,25 @@ def test_budgets_drop_the_least_recently_used():
     memo.get(arrs[0])                                      # 0 used more recently than 1
     _twice(memo, arrs[2], 2)
     assert memo.get(arrs[1]) is None and memo.get(arrs[0]) == 0 and memo.stats()["entries"] == 2
+
+
+def test_clear_all_empties_every_tensor_memo_and_every_registered_memo():
+    """ila.memo.clear_all (called around every seeded bug by verify.mutations.applied) empties
+    live TensorMemos and the memos registered with ila.memo.register."""
+    from ila import memo
+    m = TensorMemo()
+    x = np.arange(10_000, dtype=np.float32)
+    m.put(x, "v")
+    assert m.put(x, "v") and m.get(x) == "v"
+    other: dict = {"k": 1}
+
+    def clear_other():
+        other.clear()
+    memo.register(clear_other)
+    memo.register(clear_other)                      # once per function
+    try:
+        assert memo._CLEARERS.count(clear_other) == 1
+        memo.clear_all()
+        assert m.get(x) is None and other == {}
+    finally:
+        memo._CLEARERS.remove(clear_other)

@@ -68,3 +68,17 @@ def test_the_memo_is_used():
     for insn in (V.GemmInsn(), V.AluInsn(), V.FinishInsn(), V.MemInsn(V.OP_LOAD, V.MEM_INP)):
         assert V._memo_key("insn", insn, V.DEFAULT_CONFIG) is not None
     assert V._memo_key("uop", V.Uop(), V.DEFAULT_CONFIG) is not None
+
+
+def test_the_word_memo_follows_a_seeded_bug_applied_in_the_same_process():
+    """A seeded bug replaces the encoder in place (verify.mutations.applied): inside, encode gives
+    the patched encoder's word; after, the original's (the memo is emptied on entry and exit)."""
+    from verify.mutations import Mutation, Patch, applied
+    g = V.GemmInsn(uop_bgn=5, uop_end=6, iter_out=3, iter_in=2, dst_factor_out=7, src_factor_in=1)
+    plain = V.encode(g)
+    V.encode(g)                                             # in the memo
+    bug = Mutation("flip_low_bit", "codegen-bytes", "the word's lowest bit flipped",
+                   (Patch("ila.models.vta.isa", "_encode", lambda f: (lambda insn, cfg: f(insn, cfg) ^ 1)),))
+    with applied(bug):
+        assert V.encode(g) == plain ^ 1
+    assert V.encode(g) == plain

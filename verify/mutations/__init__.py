@@ -6,7 +6,9 @@ generator's bytes or addresses, the command order, the configuration fields, the
 the read-back) and the patches that make it: each wraps one attribute of one module (or one entry
 of a module-level dict) for the duration of :func:`applied`. Production code knows nothing of
 them. Model patches rebuild the model (``rebuild``: caches to clear on entry and exit), so a proof
-setup built inside the context sees the buggy model and one built outside it the real one.
+setup built inside the context sees the buggy model and one built outside it the real one; every
+memo of code-computed values (:func:`ila.memo.clear_all`) is emptied on entry and exit too, so no
+memo answers a mutant with the original's values or the reverse.
 
 Every mutation says which layer (claim) of a proof it is seeded in (``layer``);
 ``benchmarks/mutation_maxpool`` and ``benchmarks/proofs`` print the kill table. One module per
@@ -20,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ila import memo
 from mappings.base import MappingError
 
 
@@ -65,6 +68,7 @@ def applied(mutation: Mutation | None):
                 table[p.key] = p.wrap(orig)
             saved.append((mod, p, orig))
         _clear(mutation.rebuild)
+        memo.clear_all()
         yield
     finally:
         for mod, p, orig in reversed(saved):
@@ -73,6 +77,7 @@ def applied(mutation: Mutation | None):
             else:
                 getattr(mod, p.attr)[p.key] = orig
         _clear(mutation.rebuild)
+        memo.clear_all()
 
 
 def _table(name: str) -> dict[str, Mutation]:

@@ -38,6 +38,7 @@ from ila.sorts import BvSort
 from ila.simplify import Rewriter
 from ila.commands import CommandTable
 from ila.errors import D2AError
+from ila.memo import register as register_memo
 from ila.models.flexasr import constants as C
 
 
@@ -455,36 +456,26 @@ def _frozen(v):
     return None
 
 
-_PATH = ("tensor_to_ila", "ila_to_fragment", "fragment_to_mmio", "pack_word", "_word", "_hex", "word_bytes",
-         "data_digits", "EXPANDERS", "_CFG", "_PE_CFG", "START_ADDR")
+def _clear_config_rows() -> None:
+    _CONFIG_ROWS.clear()
 
 
-def _path_objects(name: str) -> tuple:
-    """The objects the fragment path of an instruction named ``name`` goes through: this module's
-    functions and tables, the instruction's own table entries, and the field packer. A seeded bug
-    (``verify.mutations``) replaces one of them in place for a while; the memo's key holds their
-    identities, and its entries hold the objects themselves (so no identity is reused while an
-    entry lives), so a replaced path is never answered from the memo."""
-    g = globals()
-    objs = [g[n] for n in _PATH] + [g["EXPANDERS"].get(name), g["_CFG"].get(name), g["_PE_CFG"].get(name),
-                                    C.pack_fields]
-    return tuple(objs)
+register_memo(_clear_config_rows)       # emptied around every seeded bug (ila.memo.clear_all)
 
 
 def _config_rows(ins: dict, lib: dict) -> tuple:
     """The MMIO rows of one configuration / start / wait instruction (neither a store nor a load:
     a function of the instruction alone, :func:`tensor_to_ila` does not read ``lib`` for it),
-    through the fragment path, memoised by the instruction's fields and the identities of the
-    path's functions and tables (:func:`_path_objects`; every call of a layer repeats its
-    configuration words; the fragment path costs ~10 us per word)."""
+    through the fragment path, memoised by the instruction's fields (every call of a layer repeats
+    its configuration words; the fragment path costs ~10 us per word). The memo is emptied
+    whenever a seeded bug changes the path's code (:func:`ila.memo.clear_all`)."""
     items = [(k, _frozen(v)) for k, v in sorted(ins.items())]
-    path = _path_objects(ins.get("name"))
-    key = None if any(f is None for _, f in items) else (tuple(items), tuple(map(id, path)))
+    key = None if any(f is None for _, f in items) else tuple(items)
     if _config_bug == "key_without_fields" and key is not None:
         key = ins["name"]
     hit = _CONFIG_ROWS.get(key) if key is not None else None
     if hit is not None:
-        return hit[:3]
+        return hit
     cmds = fragment_to_mmio(ila_to_fragment(tensor_to_ila([ins], lib)))
     out = (np.array([c.get("addr_in", 0) for c in cmds], np.int64),
            np.array([[c.get(f"data_in_{j}", 0) for j in range(16)] for c in cmds], np.uint8).reshape(-1, 16),
@@ -495,7 +486,7 @@ def _config_rows(ins: dict, lib: dict) -> tuple:
             a.flags.writeable = False
         if len(_CONFIG_ROWS) >= CONFIG_MEMO_SIZE:
             _CONFIG_ROWS.clear()
-        _CONFIG_ROWS[key] = (*out, path)
+        _CONFIG_ROWS[key] = out
     return out
 
 

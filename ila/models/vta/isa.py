@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from ila.errors import D2AError
+from ila.memo import register as register_memo
 from ila.expr import Expr
 
 OP_LOAD, OP_STORE, OP_GEMM, OP_FINISH, OP_ALU = 0, 1, 2, 3, 4
@@ -308,6 +309,13 @@ def _get(word: int, f: Field) -> int:
 
 
 _WORDS: dict = {}        # memo of encode / encode_uop: (kind, type, cfg, field values) -> word
+
+
+def _clear_words() -> None:
+    _WORDS.clear()
+
+
+register_memo(_clear_words)    # emptied around every seeded bug (ila.memo.clear_all)
 
 
 def _memo_key(kind: str, insn, cfg):
