@@ -80,3 +80,24 @@ def test_all_sizes_maxpool_proved_with_inferred_invariants():
     v = chc.check_chc(m, None, infer=True, timeout=600)
     assert isinstance(v, Proved) and "inferred" in v.detail and v.scope == "symbolic"
     assert time.process_time() - t0 < 60
+
+
+def test_loads_as_functions_gives_each_read_array_one_function():
+    """The phase proofs' sampling (verify.phases._Checker._sample_templates) runs a loop whose read
+    memories are arrays: each load m[a] becomes f_m(a), one function per array across all roots,
+    so equal loads stay equal; a load from a store chain is refused (None)."""
+    from ila import BvSort, MemSort
+    from ila.expr import load, store
+    from ila.ops import Op
+    from ila.unroll import symbol
+    from ila.walk import toposort
+    m, n = symbol("t.m", MemSort(8, 4)), symbol("t.n", MemSort(8, 4))
+    a, b = symbol("t.a", BvSort(8)), symbol("t.b", BvSort(8))
+    r1, r2 = load(m, a) + load(n, a), load(m, a).eq(load(m, b))
+    out = houdini.loads_as_functions([r1, r2])
+    nodes = toposort(out)
+    assert not any(x.op is Op.LOAD for x in nodes)
+    apps = [x for x in nodes if x.op is Op.APPLY]
+    assert {x.payload.name for x in apps} == {"sampled.t.m", "sampled.t.n"}
+    assert len({x.uid for x in apps if x.payload.name == "sampled.t.m" and x.args[0] is a}) == 1
+    assert houdini.loads_as_functions([load(store(m, a, load(n, b)), b)]) is None

@@ -158,6 +158,34 @@ def _hashed_bodies(exprs):
             f.body = None
 
 
+def loads_as_functions(roots: list[Expr]) -> list[Expr] | None:
+    """``roots`` with every load ``m[a]`` from an array variable ``m`` (a memory the loop only reads)
+    replaced by ``f_m(a)``, ``f_m`` an uninterpreted function per array (one pass, so equal loads
+    stay equal across the roots): the form :func:`sample_filter` runs, where each function gets a
+    pseudo-random body (an arbitrary array content). None when a load from another memory term
+    (a store chain) remains."""
+    from ila.expr import FuncRef
+    rw = Rewriter()
+    funcs: dict = {}
+    memo: dict = {}
+    for n in toposort(list(roots)):
+        if n.sort.is_mem:
+            if n.op is not Op.VAR:
+                return None
+            memo[n.uid] = n
+        elif n.op is Op.LOAD:
+            m = n.args[0]
+            f = funcs.get(m.uid)
+            if f is None:
+                f = funcs[m.uid] = FuncRef(f"sampled.{m.name}", n.sort, [n.args[1].sort])
+            memo[n.uid] = f(memo[n.args[1].uid])
+        elif n.args:
+            memo[n.uid] = rw.build(n.op, n.sort, tuple(memo[a.uid] for a in n.args), n.payload)
+        else:
+            memo[n.uid] = n
+    return [memo[r.uid] for r in roots]
+
+
 def sample_filter(spec, lp, sysm, start: dict, cands: list[Expr], *, lanes: int = 256, max_steps: int = 1000,
                   seed: int = 0) -> tuple[list[Expr], list[Expr], dict]:
     """Candidates not falsified by any state of concrete runs of the loop system (module

@@ -24,8 +24,9 @@ For each side (the compiler-IR stream and the accelerator's exact emitted stream
    invariants the phase does not supply are inferred by Houdini (generic templates of
    :mod:`verify.templates` and the phase's relational candidates; :meth:`_Checker._houdini`: a
    relational candidate an abstracted model falsifies is re-checked through the clause preparation
-   before it is dropped, and the cases of a split phase start from the templates the previous case
-   kept); an inferred invariant's consecution is decided in groups of conjuncts, halved where the
+   before it is dropped, the cases of a split phase start from the templates the previous case
+   kept, and the templates concrete runs of the phase's loop falsify are dropped before any query,
+   :meth:`_Checker._sample_templates`); an inferred invariant's consecution is decided in groups of conjuncts, halved where the
    solver gives no answer;
 4. **checks the composition**: every region instance a phase uses was established earlier on its
    side and survives to the array's phase (no phase in between writes the memory inside the
@@ -1767,6 +1768,40 @@ class _Checker:
                 pending += [(mid, hi), (lo, mid)]
         return worst
 
+    def _sample_templates(self, phase: Phase, sysm: PhaseSystem, start: dict, cands: list) -> tuple[set, dict]:
+        """The uids of the template candidates ``cands`` that some concrete run of the phase's loop
+        falsifies, and the runs' statistics (:func:`verify.houdini.sample_filter`: parameters drawn
+        under the proof's and the phase's preconditions, sizes within ``small_sizes``, the arrays
+        the loop reads and the functions it applies given pseudo-random contents). The runs ignore
+        the phase's facts and axioms, so a dropped candidate might have held under them: dropping
+        only weakens Houdini's answer (the kept invariant is checked clause by clause anyway), and
+        the relational candidates, the ones that speak of the data, are never passed here."""
+        from types import SimpleNamespace
+        from .houdini import loads_as_functions, sample_filter
+        if not cands:
+            return set(), {}
+        keys = list(start)
+        order = list(sysm.next)
+        written = [[(v, u[v]) for v in u] for u in sysm.next_by_instr]
+        roots = ([land(self.proof.pre, phase.pre), sysm.enabled] + [start[k] for k in keys]
+                 + [sysm.next[v] for v in order] + [e for w in written for _, e in w] + list(cands))
+        out = loads_as_functions(roots)
+        if out is None:
+            return set(), {}
+        it = iter(out)
+        pre, enabled = next(it), next(it)
+        st = {k: next(it) for k in keys}
+        nxt = {v: next(it) for v in order}
+        per = [{v: next(it) for v, _ in w} for w in written]
+        cs = list(it)
+        loop = SimpleNamespace(vars=sysm.vars, states=sysm.states, havocs=sysm.havocs, enabled=enabled, next=nxt,
+                               next_by_instr=per)
+        spec = SimpleNamespace(pre=pre, size_vars=getattr(self.proof, "size_vars", None) or [],
+                               small_sizes=getattr(self.proof, "small_sizes", None) or [])
+        _, dropped, stats = sample_filter(spec, SimpleNamespace(cell_init=[]), loop, st, cs)
+        bad = {n.uid for n in dropped}
+        return {c.uid for n, c in zip(cs, cands) if n.uid in bad}, stats
+
     def _houdini(self, phase: Phase, P: _View, sysm: PhaseSystem, start: dict, hyp: Expr,
                  facts: list) -> tuple[list, str]:
         """Houdini over the generic templates and the phase's relational candidates: the largest
@@ -1797,6 +1832,8 @@ class _Checker:
                 cands.append(c)
         rel_ids = {c.uid for c in rel}
         n0, queries, confirmed_n = len({c.uid for c in templates + rel}), 0, 0
+        gone, sampled = self._sample_templates(phase, sysm, start, [c for c in cands if c.uid not in rel_ids])
+        cands = [c for c in cands if c.uid not in gone]
         cons = sysm.consistency()
         limit = min(self.timeout or 30.0, 30.0)
         guards = [c.args[0] for c in rel if c.op is Op.IMPLIES]
@@ -1893,6 +1930,8 @@ class _Checker:
         self._warm[(phase.side, phase.name)] = (len(templates), [k for k, c in enumerate(templates) if c.uid in kept])
         note = (f"{phase.side}.{phase.name}: invariant inferred by Houdini, {len(cands)} of {n0} candidate conjuncts "
                 + ("(started from the templates the previous case kept) " if start_from is not templates else "")
+                + (f"({len(gone)} dropped by {sampled['lanes']} concrete runs of {sampled['steps']} steps first) "
+                   if sampled.get("lanes") else "")
                 + f"kept in {time.perf_counter() - t0:.1f} s ({queries} queries"
                 + (f", {confirmed_n} relational candidates confirmed alone" if confirmed_n else "") + ")"
                 + (f"; {len(lost)} relational candidates not inductive" if lost else ""))
