@@ -84,10 +84,12 @@ FAMILIES = [("FlexASR LayerReduce, max", "flexasr.maxpool", True, True, 15),
             ("VTA ALU family, relu (LOAD into the accumulator, ALU with an immediate)", "vta.relu", True, True, 1)]
 
 # why a family's inferred-invariant run is not part of the table
-NOT_INFERRED = {"vta.gemm": "not run: the GEMM reset loop is proved with inferred invariants (the phase alone: "
-                            "142 s, Houdini keeping 4,532 of 5,113 candidates), but on 2026-12-07 the GEMM loop's "
-                            "first of 16 lane cases was still in Houdini after 9 min (51 pruning queries over "
-                            "~5,100 candidates, 8 of them out of time at 30 s); hours for the table"}
+NOT_INFERRED = {"vta.gemm": "not run: with Houdini's concrete-run filter every lane case of the GEMM loop gets "
+                            "through Houdini (lane case 0 or 10 alone: proved, 111 s and 313 s), but the whole run "
+                            "(`python -m verify.mapping vta.gemm --method chc --shape symbolic --timeout 60 --infer`, "
+                            "2026-12-07, beside a proof campaign) ended UNKNOWN after 87 min: in lane case 10, started "
+                            "from the templates case 9 kept, the exit clause fails (alone, case 10 keeps what its exit "
+                            "needs); over an hour for the table"}
 
 
 def prove(method: str, shape: str, timeout: float, infer: bool = False, mapping: str = "flexasr.maxpool",
