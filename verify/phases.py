@@ -24,10 +24,11 @@ For each side (the compiler-IR stream and the accelerator's exact emitted stream
    invariants the phase does not supply are inferred by Houdini (generic templates of
    :mod:`verify.templates` and the phase's relational candidates; :meth:`_Checker._houdini`: a
    relational candidate an abstracted model falsifies is re-checked through the clause preparation
-   before it is dropped, the cases of a split phase start from the templates the previous case
-   kept, and the templates concrete runs of the phase's loop falsify are dropped before any query,
-   :meth:`_Checker._sample_templates`); an inferred invariant's consecution is decided in groups of conjuncts, halved where the
-   solver gives no answer;
+   before it is dropped; the cases of a split phase start from the templates the previous case
+   kept, and a case that fails so is checked again from all the templates; the templates concrete
+   runs of the phase's loop falsify are dropped before any query,
+   :meth:`_Checker._sample_templates`); an inferred invariant's consecution is decided in groups
+   of conjuncts, halved where the solver gives no answer;
 4. **checks the composition**: every region instance a phase uses was established earlier on its
    side and survives to the array's phase (no phase in between writes the memory inside the
    region's domain -- a clause -- and no top-level command in between writes the memory at all);
@@ -1432,6 +1433,7 @@ class _Checker:
         self._live = None                 # instructions a split phase's base part found may fire
         self._live_out = None
         self._warm: dict = {}             # (side, phase) -> (templates, indices kept): Houdini's warm start
+        self._warmed = False              # did the last Houdini run start from a previous case's templates?
         import os
         self.emit_dir = os.environ.get("D2A_PHASES_EMIT")      # SMT-LIB of every clause not shown valid
 
@@ -1601,7 +1603,18 @@ class _Checker:
             case = dataclasses.replace(phase, addrs=[sub.one(a) for a in phase.addrs], pre=sub.one(phase.pre),
                                        facts=facts, axioms=many(phase.axioms), invariant=one(phase.invariant),
                                        candidates=many(phase.candidates), post=one(phase.post), split=None)
+            marks = len(self.rows), len(self.failed), len(self.notes)
+            self._warmed = False
             st, sysm, _, post = self._phase(case, f"[{param.name}={v}]", "all" if whole else "writers")
+            if st is not Status.HOLDS and self._warmed:
+                # what the previous case dropped may be what this case needs (VTA's GEMM, lane case
+                # 10: its exit clause): the failed attempt's rows are discarded and the case is
+                # checked again from all the templates, the result standing as it comes
+                del self.rows[marks[0]:], self.failed[marks[1]:], self.notes[marks[2]:]
+                self._warm.pop((phase.side, phase.name), None)
+                st, sysm, _, post = self._phase(case, f"[{param.name}={v}]", "all" if whole else "writers")
+                self.notes.append(f"{phase.side}.{phase.name}[{param.name}={v}]: checked again from all the "
+                                  f"templates (started from the previous case's, a clause did not hold)")
             worst = worst.worst(st)
             if whole:
                 posts.append(implies(param.eq(v), Rewriter(dict(zip(sysm.cells, outs))).one(post)))
@@ -1825,6 +1838,7 @@ class _Checker:
         # previous case dropped may be lost to this one)
         warm = self._warm.get((phase.side, phase.name))
         start_from = [templates[k] for k in warm[1]] if warm and warm[0] == len(templates) else templates
+        self._warmed = start_from is not templates
         seen, cands = set(), []
         for c in start_from + rel:
             if c.uid not in seen:
