@@ -98,3 +98,23 @@ def test_a_case_that_fails_from_all_the_templates_is_not_checked_again(monkeypat
     ck = phases._Checker(proof, solver="z3", timeout=60, inline_ufs=True)
     status, _, _ = ck.phase(alu)
     assert status is phases.Status.FAILS and len(calls) == len(list(alu.split[1]))
+
+
+@pytest.mark.slow
+def test_a_seeded_bug_fails_every_lane_case_even_after_the_retry():
+    """vta.add's ALU loop (split on the lane) with inferred invariants and a seeded size-dependent
+    generator bug: the first lane case fails from all the templates, the second starts from what
+    the first kept, fails, is checked again from all the templates and fails again: the phase
+    fails (the retry never turns a real failure into a proof). Lanes 0 and 1 only (about 4 min)."""
+    import dataclasses
+    from mappings import registry
+    from verify.mutations import applied, get
+    with applied(get(registry.get("vta.add"), "alu_iter_out_short_some_sizes")):
+        proof = allsizes_proof("add", infer=True)
+    alu = next(p for p in proof.phases if p.split is not None)
+    proof = dataclasses.replace(proof, phases=[dataclasses.replace(p, split=(p.split[0], [0, 1])) if p is alu else p
+                                               for p in proof.phases])
+    status, rows, notes = phases.run(proof, solver="z3", timeout=60, only={f"phase:{alu.side}.{alu.name}"})
+    assert status is phases.Status.FAILS
+    assert any("[p.l=1]: checked again from all the templates" in n for n in notes), notes
+    assert any(r.status is phases.Status.FAILS and "[p.l=1]" in r.name for r in rows)
