@@ -35,8 +35,16 @@ def test_an_output_of_many_pixels_is_proved():
     assert status.value == "holds", [(r.name, r.status, r.note) for r in rows if r.status.value != "holds"]
 
 
-def test_the_all_sizes_proof_is_refused():
-    with pytest.raises(MappingError, match="all-sizes"):
+def test_the_all_sizes_proof_is_the_composite_of_the_kernel_configurations():
+    from mappings.hlscnn.conv_allsizes import CONFIGS
+    from mappings.phases import Composite
+    from mappings.registry import get
+    spec = get("hlscnn.conv2d_nchw").proof.chc(None)
+    assert isinstance(spec, Composite) and spec.scope == "symbolic"
+    assert sorted(spec.pieces) == sorted(f"K{K}S{S}P{P}" for K, S, P in CONFIGS)
+    with pytest.raises(MappingError, match="numerics"):
+        get("hlscnn.conv2d_nchw_w8").proof.chc(None, numerics="exact")
+    with pytest.raises(MappingError, match="needs a shape"):
         chc_spec(None)
 
 

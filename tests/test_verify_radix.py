@@ -137,3 +137,50 @@ def test_radix_cancels_shared_monomials():
 def _nodes(e):
     from ila.walk import toposort
     return toposort([e])
+
+
+def _conclusion(f):
+    from verify.refine import split_implication
+    return split_implication(f)[1]
+
+
+def test_radix_orders_rewrites_every_digit_of_a_three_digit_address():
+    """``((a·B + b)·K + c) <u (M·B)·K`` with a < N, b < B, c < K becomes a comparison of the first
+    digits after the rewrite of each digit in turn (verify.radix_orders.ROUNDS): no product of two
+    sizes is left; and under the context the rewritten conclusion equals the original on every
+    assignment of a grid (true on some, false on others)."""
+    from ila.expr import implies
+    from verify.radix_orders import radix_orders
+    a, b, c = (symbol(f"rx3.{x}", BvSort(4)) for x in ("a", "b", "c"))
+    N, B, K, M = (symbol(f"rx3.{x}", BvSort(3)) for x in ("N", "B", "K", "M"))
+    a16, b16, c16, N16, B16, K16, M16 = (zext(v, 16) for v in (a, b, c, N, B, K, M))
+    ctx = [a16.ult(N16), b16.ult(B16), c16.ult(K16)]
+    f = implies(land(*ctx), ((a16 * B16 + b16) * K16 + c16).ult((M16 * B16) * K16))
+    oracles = {}
+    try:
+        g = radix_orders(f, oracles, solver="z3", timeout=5)
+    finally:
+        for orc in oracles.values():
+            orc.close()
+    muls = [x for x in _nodes(_conclusion(g)) if x.op.name == "MUL" and all(y.op.name != "CONST" for y in x.args)]
+    assert not muls, [str(m) for m in muls]
+    grid = np.array(list(itertools.product(range(16), range(0, 16, 3), range(0, 16, 3), range(8), range(8), range(8),
+                                           range(8))), dtype=np.uint64)
+    env = {x.name: grid[:, k] for k, x in enumerate((a, b, c, N, B, K, M))}
+    ok, before, after = (np.asarray(x, dtype=bool) for x in evaluate([land(*ctx), _conclusion(f), _conclusion(g)],
+                                                                     env, env))
+    assert ok.sum() > 1000 and (before[ok] == after[ok]).all() and before[ok].any() and not before[ok].all()
+
+
+def test_an_ite_whose_condition_the_hypothesis_states_is_decided():
+    """verify.radix_orders._decided_ites: ``ite(c, x, y)`` under a hypothesis with the conjunct c is x
+    (a clamp the invariant's bounds never take), so the address becomes a polynomial again."""
+    from ila.expr import implies, ite
+    from verify.radix_orders import _decided_ites
+    x, y, n = (symbol(f"rxi.{v}", BvSort(8)) for v in ("x", "y", "n"))
+    c = x.ult(n)
+    f = implies(land(c, y.ult(n)), ite(c, x, n - 1).ult(n))
+    g = _decided_ites(f, [c, y.ult(n)])
+    assert not any(e.op.name == "ITE" for e in _nodes(g))
+    h = _decided_ites(f, [y.ult(n)])                  # c is not stated: left alone
+    assert any(e.op.name == "ITE" for e in _nodes(h))

@@ -11,7 +11,12 @@ order of the values is the lexicographic order of their digits:
   so an input address ``n·K + k`` compared with an output base ``N·K + M·K`` is decided by its
   rows; when only linear monomials remain, the equality (or order) of the rest is the answer;
 * ``zext(extract(t, h, 0))`` of the width of ``t`` is ``t`` where the context's bounds keep ``t``
-  below ``2^(h+1)`` (a size latched into a narrower instruction field and read back).
+  below ``2^(h+1)`` (a size latched into a narrower instruction field and read back);
+* an ``ite(c, a, b)`` whose condition ``c`` the hypothesis states is ``a`` (HLSCNN's clamp of an
+  output row to the last one, which the invariant's bounds exclude), so the address is a
+  polynomial again;
+* a comparison the rewrite produces may be one of the next digit (the row ``fb·OH + oy`` of an
+  address ``(fb·OH + oy)·OW + ox``): the rewrite is repeated, up to :data:`ROUNDS` times.
 
 Each rewrite is an equivalence under the clause's hypothesis (its arithmetic facts), so the
 rewritten clause is valid iff the clause is.
@@ -106,6 +111,9 @@ class OrderRadixRewriter(RadixRewriter):
         return memo[f.uid]
 
 
+ROUNDS = 3
+
+
 def radix_orders(formula: Expr, oracles: dict, *, solver: str, timeout: float) -> Expr:
     """``formula`` rewritten by :class:`OrderRadixRewriter` under its arithmetic context (the
     hypothesis conjuncts and what they imply syntactically, without memory reads or functions);
@@ -117,7 +125,29 @@ def radix_orders(formula: Expr, oracles: dict, *, solver: str, timeout: float) -
     orc = oracles.get(key)
     if orc is None:
         orc = oracles[key] = AtomOracle(ctx, solver=solver, timeout=timeout)
-    asked: list[Expr] = []
-    OrderRadixRewriter(ctx, lambda x, y: asked.append(x.ult(y)) and False)(formula)
-    orc.prove_all(asked)
-    return OrderRadixRewriter(ctx, lambda x, y: orc.holds(x.ult(y)))(formula)
+    formula = _decided_ites(formula, ctx)
+    # a rewritten comparison may be one again of the next digit (a row ``fb·OH + oy`` of an address
+    # ``(fb·OH + oy)·OW + ox``): rewritten again, up to ROUNDS times
+    for _ in range(ROUNDS):
+        asked: list[Expr] = []
+        OrderRadixRewriter(ctx, lambda x, y: asked.append(x.ult(y)) and False)(formula)
+        orc.prove_all(asked)
+        rw = OrderRadixRewriter(ctx, lambda x, y: orc.holds(x.ult(y)))
+        formula = rw(formula)
+        if not rw.rewrites:
+            break
+    return formula
+
+
+def _decided_ites(formula: Expr, ctx: list) -> Expr:
+    """``formula`` with every ``ite(c, a, b)`` whose condition ``c`` is one of the context facts
+    ``ctx`` (implied by the hypothesis) replaced by ``a``: an equivalence, since ``c`` holds wherever
+    the hypothesis does (e.g. HLSCNN's clamp of an output row to the last one, never taken while
+    the row counter is below the output's height, as the invariant states)."""
+    from ila.simplify import replace_nodes
+    known = {c.uid for c in ctx}
+    hits = {n.uid: n.args[1] for n in toposort([formula]) if n.op is Op.ITE and n.args[0].uid in known}
+    if not hits:
+        return formula
+    (out,) = replace_nodes([formula], hits)
+    return Rewriter().one(out)

@@ -297,7 +297,7 @@ def make(bits: int) -> Mapping:
         # BMC over abstract arithmetic (C = 1): mappings.hlscnn.conv2d_nchw_proof (named, not imported)
         proof=Proof(f"mappings.hlscnn.conv2d_nchw_proof:proof_setup{'' if bits == 16 else '_w8'}",
                     {"H": 3, "W": 3, "C": 1, "O": 2, "K": 2, "S": 1, "P": 1},
-                    chc_spec=f"mappings.hlscnn.conv2d_nchw_chc:chc_spec{'' if bits == 16 else '_w8'}"),
+                    chc_spec=f"mappings.hlscnn.conv_allsizes:chc_spec{'' if bits == 16 else '_w8'}"),
         mutations="verify.mutations.hlscnn_nchw:conv2d_nchw_mutations",
     )
 

@@ -55,31 +55,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ila import FALSE, TRUE, BvSort, FuncRef, bv_const, concat, extract, implies, ite, land, load, zext
+from ila import FALSE, TRUE, BvSort, bv_const, concat, land, load
 from ila.simplify import Rewriter
-from ila.sorts import MemSort
 from ila.expr import Expr
 from ila.unroll import symbol
 from ila.walk import toposort
 from mappings.base import MappingError
-from mappings.phases import Lemma, Phase, PhaseProof, Region, Side
+from mappings.phases import Lemma, Phase, PhaseProof, Side
 
-W32 = 32
-BLOCK = 8                     # CHANNEL_BLOCK
-
-
-def _p(name):
-    return symbol(f"p.{name}", BvSort(W32))
-
-
-def _c(v):
-    return bv_const(int(v), W32)
-
-
-def _byte(v16, b):
-    """Byte ``b`` (a 32-bit term, 0 or 1) of the 16-bit ``v16``: the low byte at 0 (little-endian)."""
-    return ite(b.eq(0), extract(v16, 7, 0), extract(v16, 15, 8))
-
+from .conv_loop import BLOCK, W32, _c, loop_parts
 
 def _reg_value(commands: list, reg: str) -> int:
     """The value of the last write of configuration register ``reg`` in ``commands``."""
@@ -363,7 +347,6 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
     """The phase proof at ``shape`` (module docstring). Raises MappingError for a shape the
     mapping refuses."""
     from ila.models.hlscnn.model import MACHINE_LANES, REG_ID, SLAVE_BASE, VIR_MEM_BASE, build_hlscnn
-    from ila.models.hlscnn.numerics import ACT_ADD_PSUM, CONV_MAC, PSUM_TO_ACT_RND, PSUM_TO_ACT_TRN
     from mappings.hlscnn import conv2d_nchw as M
     from mappings.hlscnn.conv2d_nchw_proof import symbolic_job
     name = "hlscnn.conv2d_nchw" if bits == 16 else "hlscnn.conv2d_nchw_w8"
@@ -389,120 +372,28 @@ def phase_proof(shape: dict, bits: int = 16, *, infer: bool = False) -> PhasePro
     wgt_base = _reg_value(cmds, "AccelConvWeightsBaseAddr")
     out_base = _reg_value(cmds, "AccelConvOutputsBaseAddr")
     hl = build_hlscnn(bits, *MACHINE_LANES)
-    X = symbol("data.x", MemSort(W32, 16))
-    Wt = symbol("data.w", MemSort(W32, bits))
-    z16, z32 = bv_const(0, 16), bv_const(0, W32)
-
-    # ------------------------------------------------------------------ the data, from the IR's definitions
-    def xpad(c, y, x):
-        """xpad[c, y, x]: x[c, y - P, x - P] inside, 0 in the border and the channel padding."""
-        inside = land(c.ult(C), (y - P).ult(H), (x - P).ult(W))
-        return ite(inside, load(X, (c * H + (y - P)) * W + (x - P)), z16)
-
-    def wraw(o, c, ky, kx):
-        """w[o, c, ky, kx] in the weight format (0 in the channel and filter padding)."""
-        return ite(land(o.ult(O), c.ult(C)), load(Wt, ((o * C + c) * K + ky) * K + kx), bv_const(0, bits))
-
-    def w16(o, c, ky, kx):
-        v = wraw(o, c, ky, kx)
-        return v if bits == 16 else concat(v, bv_const(0, 8))      # the datapath widens an 8-bit weight
-
-    V = FuncRef(f"hlscnn_conv_partial_w{bits}", BvSort(16), [BvSort(W32)] * 4)
-
-    def step(o, oy, ox, cb, ky, kx, prev, wa=w16, xa=xpad):
-        """The partial output after one more tap (cb, ky, kx) from ``prev`` (the hardware's order);
-        the indices are terms, or ints with ``wa`` / ``xa`` the leaves' values at those points."""
-        psum = z32
-        for i in range(BLOCK):
-            c = cb * BLOCK + i
-            psum = CONV_MAC(psum, wa(o, c, ky, kx), xa(c, oy * S + ky, ox * S + kx))
-        return PSUM_TO_ACT_TRN(ACT_ADD_PSUM(PSUM_TO_ACT_RND(psum), prev))
-
-    def tap_of(cb, ky, kx):
-        return (cb * K + ky) * K + kx
-
-    # ------------------------------------------------------------------ lemmas: the SoC memory and scratchpad 0
-    acb, ay, ax, ai, ab = (_p(f"act.{n}") for n in ("cb", "y", "x", "i", "b"))
-    r_act = Region("act", "acc", "virtual_soc_memory", "act", (acb, ay, ax, ai, ab),
-                   land(acb.ult(ncb), ay.ult(Hp), ax.ult(Wp), ai.ult(BLOCK), ab.ult(2)),
-                   (((acb * Hp + ay) * Wp + ax) * BLOCK + ai) * 2 + ab + act_base,
-                   _byte(xpad(acb * BLOCK + ai, ay, ax), ab))
-    wo, wcb, wky, wkx, wi, wbb = (_p(f"wgt.{n}") for n in ("o", "cb", "ky", "kx", "i", "b"))
-    wbyte = (wraw(wo, wcb * BLOCK + wi, wky, wkx) if bits == 8 else
-             _byte(wraw(wo, wcb * BLOCK + wi, wky, wkx), wbb))
-    r_wgt = Region("wgt", "acc", "scratch_pad_0", "wgt", (wo, wcb, wky, wkx, wi, wbb),
-                   land(wo.ult(nfb * BLOCK), wcb.ult(ncb), wky.ult(K), wkx.ult(K), wi.ult(BLOCK), wbb.ult(wb)),
-                   ((((wo * ncb + wcb) * K + wky) * K + wkx) * BLOCK + wi) * wb + wbb + wgt_base, wbyte)
+    if out_base % 16:
+        raise MappingError(f"{name} phase proof: the output base {out_base:#x} is not 16-byte aligned")
+    L = loop_parts(dict(H=H, W=W, C=C, O=O, K=K, S=S, P=P, Hp=Hp, Wp=Wp, OH=OH, OW=OW, ncb=ncb, nfb=nfb), bits,
+                   by=("act", "wgt"), act_base=act_base, wgt_base=wgt_base, pixel_base=out_base // 16)
+    X, Wt, V, step, xpad, w16, r_act, r_wgt = L.X, L.Wt, L.V, L.step, L.xpad, L.w16, L.r_act, L.r_wgt
+    fb_, f_, oy_, ox_, o_ = L.fb, L.f, L.oy, L.ox, L.o
+    z16 = bv_const(0, 16)
     lemmas = [Lemma("act", "acc", trig, r_act, (range(ncb), range(Hp), range(Wp), range(BLOCK), range(2)),
                     {X: data[:nx]}),
               Lemma("wgt", "acc", trig, r_wgt, (range(nfb * BLOCK), range(ncb), range(K), range(K), range(BLOCK),
                                                 range(wb)), {Wt: data[nx:]})]
-
-    # ------------------------------------------------------------------ the convolution loop, one tracked output
-    # the tracked output: filter block fb, filter lane f (one case each), pixel (oy, ox), all symbolic but f
-    fb_, f_, oy_, ox_ = _p("fb"), _p("f"), _p("oy"), _p("ox")
-    o_ = fb_ * BLOCK + f_
-    pre = land(fb_.ult(nfb), f_.ult(BLOCK), oy_.ult(OH), ox_.ult(OW), o_.ult(O))
-    if out_base % 16:
-        raise MappingError(f"{name} phase proof: the output base {out_base:#x} is not 16-byte aligned")
-    # the word's address in the model's form (pixel * 16 + a constant below 16), so that the stores of
-    # the other filter lanes and bytes of a step differ from it syntactically (verify.phases._low)
-    pixel = ((_c(out_base // 16) + (fb_ * OH + oy_) * OW + ox_) << 4)
-    addrs = [pixel + (f_ * 2), pixel + (f_ * 2 + 1)]
+    pre = L.pre
+    addrs = L.addrs
     n_out = nfb * OH * OW * 16
-
-    def counters(P):
-        return [zext(P.state(n), W32) for n in ("conv_child_filter_blk", "conv_child_chan_blk", "conv_child_k_row",
-                                                 "conv_child_k_col", "conv_child_row_tile", "conv_child_col_tile")]
-
-    def facts(P):
-        """The data of the current step's pixel and filter lane f (the step's own reads, so that
-        every read of the step resolves to a fact by arithmetic alone)."""
-        fb, cb, ky, kx, row, col = counters(P)
-        vir, sp0 = P.array("virtual_soc_memory"), P.array("scratch_pad_0")
-        out = []
-        for i in range(BLOCK):
-            for b in range(2):
-                out.append((r_act, vir, (cb, row * S + ky, col * S + kx, _c(i), _c(b))))
-            for b in range(wb):
-                out.append((r_wgt, sp0, (fb * BLOCK + f_, cb, ky, kx, _c(i), _c(b))))
-        return out
-
-    def axioms(P):
-        _, cb, ky, kx, _, _ = counters(P)
-        t = tap_of(cb, ky, kx)
-        ok = land(cb.ult(ncb), ky.ult(K), kx.ult(K))
-        return [V(o_, oy_, ox_, z32).eq(z16),
-                implies(ok, V(o_, oy_, ox_, t + 1).eq(step(o_, oy_, ox_, cb, ky, kx, V(o_, oy_, ox_, t))))]
-
-    def inv(P, relational_only=False):
-        busy = P.state("accel_conv_child_valid")
-        fb, cb, ky, kx, row, col = counters(P)
-        cell = concat(P.cells[1], P.cells[0])
-        start = concat(load(P.array("scratch_pad_1"), addrs[1]), load(P.array("scratch_pad_1"), addrs[0]))
-        # the loop visits the pixels (row, col) innermost, then the taps, then the filter blocks: at
-        # tap n of the tracked block, the pixels before (row, col) have had n + 1 taps, the others n
-        n = tap_of(cb, ky, kx)
-        done_here = oy_.ult(row) | oy_.eq(row) & ox_.ult(col)
-        here = busy & fb.eq(fb_)
-        rel = [implies(busy & fb.ult(fb_) | here & n.eq(0) & ~done_here, cell.eq(start)),
-               implies(here & done_here, cell.eq(V(o_, oy_, ox_, n + 1))),
-               implies(here & n.ne(0) & ~done_here, cell.eq(V(o_, oy_, ox_, n))),
-               implies(~busy | busy & fb_.ult(fb), cell.eq(V(o_, oy_, ox_, _c(ntaps))))]
-        if relational_only:
-            return rel
-        bounds = land(fb.ult(nfb), cb.ult(ncb), ky.ult(K), kx.ult(K), row.ult(OH), col.ult(OW))
-        idle = land(*[v.eq(0) for v in counters(P)])
-        return land(implies(busy, bounds), implies(~busy, idle), *rel)
-
     fields = {"conv_in_chan": C, "conv_in_rows": Hp, "conv_in_cols": Wp, "conv_out_chan": O, "conv_out_rows": OH,
               "conv_out_cols": OW, "conv_stride": S, "conv_k_rows": K, "conv_k_cols": K, "conv_en_bias": 0,
               "conv_en_relu": 0, "conv_en_accum": 0, "conv_act_base": act_base + VIR_MEM_BASE,
               "conv_wgt_base": wgt_base, "conv_out_base": out_base}
     conv = Phase("conv", "acc", trig, "scratch_pad_1", (fb_, f_, oy_, ox_), pre, addrs,
                  write_region=lambda a: land(a.uge(out_base), a.ult(out_base + n_out)),
-                 reads=("virtual_soc_memory", "scratch_pad_0"), facts=facts, axioms=axioms,
-                 invariant=None if infer else inv, candidates=lambda P: inv(P, True),
+                 reads=("virtual_soc_memory", "scratch_pad_0"), facts=L.facts, axioms=L.axioms,
+                 invariant=None if infer else L.inv, candidates=lambda P: L.inv(P, True),
                  post=lambda P: concat(P.cells[1], P.cells[0]).eq(V(o_, oy_, ox_, _c(ntaps))),
                  constants=fields, split=(f_, range(BLOCK)))
 
@@ -653,10 +544,11 @@ def gap(shape: dict, bits: int, samples: int = 3, seed: int = 0) -> str:
 
 
 def chc_spec(shape: dict | None, *, numerics: str = "uf", infer: bool = False, bits: int = 16) -> PhaseProof:
-    """``Proof.chc`` of hlscnn.conv2d_nchw: the phase proof at ``shape`` (``numerics`` must be 'uf')."""
+    """The phase proof at ``shape`` (``numerics`` must be 'uf'); the mapping's ``Proof.chc`` is
+    :func:`mappings.hlscnn.conv_allsizes.chc_spec`, which takes ``shape`` None (all sizes)."""
     name = "hlscnn.conv2d_nchw" if bits == 16 else "hlscnn.conv2d_nchw_w8"
     if shape is None:
-        raise MappingError(f"{name}: the all-sizes proof is not available; give a shape")
+        raise MappingError(f"{name}: the fixed-shape phase proof needs a shape")
     if numerics != "uf":
         raise MappingError(f"{name}: numerics {numerics!r} is not available for proofs (use 'uf')")
     return phase_proof(shape, bits, infer=infer)
