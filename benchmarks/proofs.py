@@ -93,9 +93,12 @@ PLAN: dict[str, list[tuple[str, str, str, bool]]] = {
                       ("bmc", "4x4x9x9x3x1", "uf", False), ("bmc", "8x8x1x16x3x1", "uf", False),
                       ("bmc", "16x16x1x16x3x1", "uf", False)],
     "hlscnn.conv2d_w8": [("bmc", "3x3x1x2x2x1", "uf", True), ("bmc", "8x8x1x16x3x1", "uf", False)],
-    # and the phase proof of the convolution loop nest (one output tile), any number of channels
-    "hlscnn.conv2d_nchw": [("bmc", "3x3x1x2x2x1x1", "uf", True), ("chc", "2x2x9x8x1x1x0", "uf", True)],
-    "hlscnn.conv2d_nchw_w8": [("bmc", "3x3x1x2x2x1x1", "uf", True), ("chc", "2x2x9x8x1x1x0", "uf", True)],
+    # and the phase proof of the convolution loop nest (one output tile), any number of channels;
+    # the loop nest for all sizes at the applications' kernel configurations (about 13 min each of three)
+    "hlscnn.conv2d_nchw": [("bmc", "3x3x1x2x2x1x1", "uf", True), ("chc", "2x2x9x8x1x1x0", "uf", True),
+                           ("chc", "symbolic", "uf", False)],
+    "hlscnn.conv2d_nchw_w8": [("bmc", "3x3x1x2x2x1x1", "uf", True), ("chc", "2x2x9x8x1x1x0", "uf", True),
+                              ("chc", "symbolic", "uf", False)],
     "vta.gemm": [("bmc", "1x16x16", "exact", True), ("bmc", "16x64x64", "exact", False),
                  # the GEMM family of loops (LOADs, GEMM reset, GEMM over the micro-ops) for all sizes
                  # (about 9 min; one of its 16 lane cases' clauses is still undecided at times)
@@ -199,7 +202,10 @@ MUTATION_CHECKS = {("flexasr.maxpool", "vector_count_near_max"): ("chc", "symbol
                    ("vta.gemm", "iter_out_short_near_max"): ("chc", "symbolic"),
                    **{(n, b): ("chc", "symbolic") for n in ("vta.add", "vta.relu")
                       for b in ("alu_iter_out_short_some_sizes", "alu_iter_out_short_near_max")},
-                   ("vta.dense", "readback_lanes_rotated"): ("chc", "2x20x18")}
+                   ("vta.dense", "readback_lanes_rotated"): ("chc", "2x20x18"),
+                   # the HLSCNN generator's size fields wrong only at sizes the fixed shapes do not reach
+                   **{(n, b): ("chc", "symbolic") for n in ("hlscnn.conv2d_nchw", "hlscnn.conv2d_nchw_w8")
+                      for b in ("out_cols_short_some_sizes", "in_cols_short_near_max")}}
 # mappings whose proof is the composite only (their BMC setup refuses): every seeded bug by CHC
 CHC_ONLY_MAPPINGS = ("vta.dense_bias",)
 

@@ -17,6 +17,7 @@ from mappings.hlscnn import conv2d_nchw_proof as CP
 from mappings.registry import get
 from verify import mutations
 from verify.bmc import check_bmc
+from verify.mutations.hlscnn_nchw import ALLSIZES_ONLY
 from verify.simval import run_sim
 
 NAMES = ["hlscnn.conv2d_nchw", "hlscnn.conv2d_nchw_w8"]
@@ -283,7 +284,8 @@ def test_seeded_bugs_are_refuted_and_replayed(bug):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("bug", sorted(set(mutations.names(get("hlscnn.conv2d_nchw"))) - set(FAST_BUGS)))
+@pytest.mark.parametrize("bug", sorted(set(mutations.names(get("hlscnn.conv2d_nchw"))) - set(FAST_BUGS)
+                                       - set(ALLSIZES_ONLY)))
 def test_every_other_seeded_bug_is_refuted_and_replayed(bug):
     at = C9 if bug in C9_ONLY else PROOF
     v = mutations.check(get("hlscnn.conv2d_nchw"), at, bug, "bmc")
@@ -303,3 +305,24 @@ def test_a_seeded_layout_bug_shows_in_simulation_too():
     with mutations.applied(mutations.get(m, "image_hw_transposed")):
         rep = run_sim(m, shape=s, samples=2, seed=0)
     assert not rep.passed and min(rep.errors) > 0.5
+
+
+def test_size_dependent_generator_bugs_show_only_at_their_sizes():
+    """The all-sizes proof's seeded bugs leave the proof shape's stream as it is (2 x 4 outputs:
+    BMC proves the mutant there) and are wrong where they fire: OW one short from 5 output columns
+    on, the padded width one short from 500 on: there the trigger's fields are inconsistent and the
+    model accepts no instruction for it (the simulator rejects the program); the mapping itself
+    runs at both shapes."""
+    from verify.mutations import applied
+    from verify.phases import rejected_program
+    m = get("hlscnn.conv2d_nchw")
+    assert set(ALLSIZES_ONLY) == {"out_cols_short_some_sizes", "in_cols_short_near_max"}
+    assert set(ALLSIZES_ONLY) <= set(mutations.names(get("hlscnn.conv2d_nchw_w8")))
+    for bug in ALLSIZES_ONLY:
+        assert mutations.check(m, PROOF, bug, "bmc").kind == "proved"
+    for bug, shape in (("out_cols_short_some_sizes", {"H": 2, "W": 6, "C": 1, "O": 1, "K": 1, "S": 1, "P": 0}),
+                       ("in_cols_short_near_max", {"H": 2, "W": 500, "C": 1, "O": 1, "K": 1, "S": 1, "P": 0})):
+        with applied(mutations.get(m, bug)):
+            v = rejected_program(m, shape)
+            assert v is not None and v.replayed and "decodes" in v.detail, bug
+        assert rejected_program(m, shape) is None

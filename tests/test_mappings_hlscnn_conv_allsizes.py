@@ -23,13 +23,28 @@ def _check(proof, words):
 
 
 def test_a_tail_with_swapped_size_fields_differs_from_the_generator():
+    from ila.models.hlscnn.driver import cfg_write
     sz = A.Sizes(3, 1, 1)
-    regs = A.tail(sz)
-    s = sz.sym
-    bad = [(r, A._word([(s["C"], 12), (s["Wp"], 10), (s["Hp"], 10)])) if r == "AccelConvInputSizeConfig" else (r, v)
-           for r, v in regs]
-    problems = A.tail_problems(sz, [A.cfg_command(r, v) for r, v in bad], 16)
+    cmds = A.stream(sz)
+    assert len(cmds) == len(A.tail(sz)) == 8
+    cmds[3] = cfg_write("AccelConvInputSizeConfig", (sz.C << 20) | (sz.Wp << 10) | sz.Hp)
+    problems = A.tail_problems(sz, cmds, 16)
     assert problems and "tail command 3" in problems[0]
+
+
+def test_the_proof_stream_is_the_generators_code_on_the_size_symbols(monkeypatch):
+    """A size-dependent bug patched into the generator's register tail is in the proof's stream."""
+    from ila.models.hlscnn import driver
+    from verify.mutations.hlscnn_nchw import _out_cols_short
+    sz = A.Sizes(1, 1, 0)
+    good = A.stream(sz)
+    monkeypatch.setattr(driver, "conv_tail", _out_cols_short(5)(driver.conv_tail))
+    bad = A.stream(sz)
+    assert [c == d for c, d in zip(good, bad)] == [True] * 4 + [False] + [True] * 3
+    for ow, short in ((4, False), (5, True), (300, True)):
+        rw = sz.at({"H": 2, "W": ow, "C": 1, "O": 1, "K": 1, "S": 1, "P": 0})
+        got = sum(rw.one(bad[4][f"top_slave_data_in_{i}"]).payload << 8 * (i - 8) for i in range(8, 12))
+        assert got & 1023 == ow - short
 
 
 def test_a_misplaced_assumed_region_is_caught():
@@ -63,3 +78,26 @@ def test_sizes_substitute_a_shape_and_refuse_another_configuration():
     assert rw.one(sz.ncb) is bv_const(2, 32)
     with pytest.raises(MappingError, match="configuration"):
         sz.at({"H": 7, "W": 5, "C": 9, "O": 3, "K": 1, "S": 2, "P": 1})
+
+
+def _refuted(bug):
+    from mappings.registry import get
+    from verify import mutations
+    v = mutations.check(get("hlscnn.conv2d_nchw"), None, bug, "chc", solver="z3", timeout=60)
+    assert v.kind == "counterexample" and v.replayed, v
+    assert "piece K1S1P0" in v.detail and "holds at some sizes" in v.detail
+    return v.trace["shape"]
+
+
+def test_a_field_wrong_at_some_sizes_is_refuted_for_all_sizes():
+    """The generator's OW field one short from 5 output columns on (the fixed proof shapes have at
+    most 4): the all-sizes proof's stream has the trigger's decode hold at some sizes only, the
+    counterexample search finds sizes where it fails, and the simulator rejects the program there."""
+    shape = _refuted("out_cols_short_some_sizes")
+    assert shape["W"] >= 5 and (shape["K"], shape["S"], shape["P"]) == (1, 1, 0)
+
+
+@pytest.mark.slow
+def test_a_field_wrong_near_the_largest_sizes_is_refuted_for_all_sizes():
+    shape = _refuted("in_cols_short_near_max")
+    assert 500 <= shape["W"] <= A.HW_MAX

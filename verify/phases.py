@@ -43,7 +43,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ila.errors import D2AError
+from ila.errors import D2AError, SimulationError
 from ila.expr import FALSE, TRUE, Expr, implies, land, load, lor
 from ila.ops import Op
 from ila.simplify import Rewriter
@@ -63,6 +63,18 @@ QUERY_TIMEOUT = 60.0          # seconds per clause, unless the caller gives a ti
 class PhaseError(D2AError):
     """A malformed phase proof (a region used before it is established, a loop no phase declares,
     a stream command that decodes to no instruction); the message names it."""
+
+
+class UndecidedDecode(PhaseError):
+    """An all-sizes proof's stream command whose decode holds at some sizes the side conditions
+    allow and fails at others (e.g. a configuration field the generator gets wrong at some sizes,
+    so that the trigger's consistency check rejects it there): not a malformed proof but failing
+    clauses, ``formulas`` (side conditions -> the decode, and -> its negation), from which the
+    verdict searches the sizes where the stream differs (:func:`verify.countershapes.countershapes`)."""
+
+    def __init__(self, msg: str, formulas: list):
+        super().__init__(msg)
+        self.formulas = formulas
 
 
 # ----------------------------------------------------------------------------- the loop system
@@ -904,8 +916,13 @@ class _Walk:
             if d is TRUE:
                 fired.append(i)
             elif d is not FALSE:
-                raise PhaseError(f"{self.side.name}: the decode of {i.name} at command {n} depends on symbolic "
-                                 f"data or state: {d.short()[:200]}")
+                msg = f"{self.side.name}: the decode of {i.name} at command {n} depends on symbolic data or state"
+                claims = [implies(self.assume, d), implies(self.assume, ~d)] if self.assume is not TRUE else []
+                if claims and all(_valid(c, solver=self.solver, timeout=self.timeout or 20.0, keep=self.keep)[0]
+                                  is Status.FAILS for c in claims):
+                    raise UndecidedDecode(f"{msg}: it holds at some sizes the side conditions allow and not at "
+                                          f"others", claims)
+                raise PhaseError(f"{msg}: {d.short()[:200]}")
         if len(fired) != 1:
             raise PhaseError(f"{self.side.name}: command {n} fires {len(fired)} top-level instructions")
         return fired[0]
@@ -1607,9 +1624,9 @@ class _Checker:
             self._warmed = False
             st, sysm, _, post = self._phase(case, f"[{param.name}={v}]", "all" if whole else "writers")
             if st is not Status.HOLDS and self._warmed:
-                # what the previous case dropped may be what this case needs (VTA's GEMM, lane case
-                # 10: its exit clause): the failed attempt's rows are discarded and the case is
-                # checked again from all the templates, the result standing as it comes
+                # what the previous case dropped may be what this case needs (a template another
+                # lane's concrete runs falsify): the failed attempt's rows are discarded and the case
+                # is checked again from all the templates, the result standing as it comes
                 del self.rows[marks[0]:], self.failed[marks[1]:], self.notes[marks[2]:]
                 self._warm.pop((phase.side, phase.name), None)
                 st, sysm, _, post = self._phase(case, f"[{param.name}={v}]", "all" if whole else "writers")
@@ -2143,10 +2160,14 @@ def verdict(mapping, proof: PhaseProof, rows: list[Row], notes: list[str], statu
                 ps = mapping.proof.bmc(at, numerics=numerics)
             except D2AError:
                 continue
-            v = check_bmc(ps, solver=solver, timeout=None)
+            try:
+                v = check_bmc(ps, solver=solver, timeout=None)
+            except SimulationError:
+                v = rejected_program(mapping, at)      # a stream the model does not accept at that shape
             if isinstance(v, Counterexample):
                 return Counterexample("chc", solver, seconds + time.perf_counter() - t0,
-                                      f"{table}; BMC at shape {'x'.join(map(str, at.values()))} finds: {v.detail}",
+                                      f"{table}; {'simulation' if 'rejected' in v.trace else 'BMC'} at shape "
+                                      f"{'x'.join(map(str, at.values()))} finds: {v.detail}",
                                       trace={**v.trace, "failed": [r.name for r in bad], "shape": at}, replayed=True)
         for at in shapes + [at for at in found if at not in shapes]:   # what BMC does not observe: simulate
             cex = simulate_counterexample(mapping, at)
@@ -2160,6 +2181,28 @@ def verdict(mapping, proof: PhaseProof, rows: list[Row], notes: list[str], statu
                                       replayed=True)
     return Unknown("chc", solver, seconds, reason=f"clauses fail and no counterexample was found by BMC or "
                                                   f"simulation at the tried shapes: {table}")
+
+
+def rejected_program(mapping, shape: dict, seed: int = 0):
+    """A counterexample when the emitted program at ``shape`` is one the accelerator's model does
+    not accept (a command no instruction decodes, e.g. a trigger whose configuration fields are
+    inconsistent, which the hardware ignores): replayed by running it on the simulator
+    (``mapping.run_accelerator`` on seeded random inputs), whose SimulationError is the evidence;
+    None when the simulator runs it."""
+    import numpy as np
+    inputs = mapping.random_inputs(shape, np.random.default_rng(seed))
+    try:
+        mapping.run_accelerator(shape, inputs)
+    except SimulationError as exc:
+        at = "x".join(map(str, shape.values()))
+        return Counterexample("chc", "simulator", 0.0, f"at shape {at} the emitted program is not one the model "
+                              f"accepts: {exc}",
+                              trace={"shape": shape, "found_by": "simulation", "rejected": str(exc),
+                                     "data": {n: np.asarray(v).tolist() for n, v in inputs.items()}},
+                              replayed=True)
+    except D2AError:
+        return None
+    return None
 
 
 def _countershapes(proof: PhaseProof, failed: list, solver: str) -> list[dict]:
@@ -2215,19 +2258,31 @@ def _small(mapping, shape: dict) -> bool:
 
 
 def check_composite(mapping, shape: dict | None, proof, *, solver: str = "z3", timeout: float | None = None,
-                    only: set | None = None) -> tuple[Status, list[Row], list[str]]:
+                    only: set | None = None, failing: list | None = None) -> tuple[Status, list[Row], list[str]]:
     """Check a :class:`mappings.phases.Composite`: every piece's phase proof and every check
-    (``only``: the keys ``piece:<key>`` and ``check:<name>`` to run; None: all)."""
+    (``only``: the keys ``piece:<key>`` and ``check:<name>`` to run; None: all). The first piece
+    whose clauses fail ends the check (the composite fails whatever the rest give); ``failing``, if
+    given, receives (that piece's phase proof, the formulas of its failing clauses), from which the
+    verdict searches a counterexample (for an all-sizes piece, at the sizes where they fail)."""
     rows, notes, worst = [], [], Status.HOLDS
     for key, build in proof.pieces.items():
         if only is not None and f"piece:{key}" not in only:
             continue
         t1 = time.perf_counter()
-        st, sub, nts = run(build(), solver=solver, timeout=timeout, inline_ufs=proof.numerics == "exact")
+        piece, failed = build(), []
+        try:
+            st, sub, nts = run(piece, solver=solver, timeout=timeout, inline_ufs=proof.numerics == "exact",
+                               failed=failed)
+        except UndecidedDecode as exc:
+            st, sub, nts, failed = Status.FAILS, [Row("stream", Status.FAILS, 0.0, str(exc))], [], exc.formulas
         rows.append(Row(f"piece {key}", st, time.perf_counter() - t1,
                         "; ".join(f"{r.name}: {r.status.value} {r.note}" for r in sub if r.status is not Status.HOLDS)[:400]))
         notes += nts
         worst = worst.worst(st)
+        if st is Status.FAILS:
+            if failing is not None:
+                failing.append((piece, failed))
+            return worst, rows, notes
     for name, fn in proof.checks:
         if only is not None and f"check:{name}" not in only:
             continue
@@ -2245,16 +2300,22 @@ def check(mapping, shape: dict | None, proof: PhaseProof, *, solver: str = "z3",
     from mappings.phases import Composite
     t0 = time.perf_counter()
     if isinstance(proof, Composite):
+        failing: list = []
         try:
-            status, rows, notes = check_composite(mapping, shape, proof, solver=solver, timeout=timeout)
+            status, rows, notes = check_composite(mapping, shape, proof, solver=solver, timeout=timeout,
+                                                  failing=failing)
         except PhaseError as exc:
             return Unknown("chc", solver, time.perf_counter() - t0, reason=f"malformed phase proof: {exc}")
-        return verdict(mapping, proof, rows, notes, status, solver=solver, seconds=time.perf_counter() - t0,
-                       shape=shape, numerics=proof.numerics)
+        piece, failed = failing[0] if failing else (proof, None)
+        return verdict(mapping, piece, rows, notes, status, solver=solver, seconds=time.perf_counter() - t0,
+                       shape=shape, numerics=proof.numerics, failed=failed)
     numerics = proof.numerics or numerics          # VTA's proofs are bit-exact whatever the option says
     failed: list = []
     try:
         status, rows, notes = run(proof, solver=solver, timeout=timeout, inline_ufs=numerics == "exact", failed=failed)
+    except UndecidedDecode as exc:
+        status, rows, notes = Status.FAILS, [Row("stream", Status.FAILS, time.perf_counter() - t0, str(exc))], []
+        failed = exc.formulas
     except PhaseError as exc:
         return Unknown("chc", solver, time.perf_counter() - t0, reason=f"malformed phase proof: {exc}")
     return verdict(mapping, proof, rows, notes, status, solver=solver, seconds=time.perf_counter() - t0, shape=shape,

@@ -9,13 +9,15 @@ that no address wraps around.
 
 Sizes. The size symbols are the configuration register fields themselves, at their widths: C and
 O (12 bits), the padded image Hp = H + 2P and Wp = W + 2P and the output OH and OW (10 bits), so
-that the fields the trigger latches are the symbols (the register words are their
-concatenations). The side conditions (:func:`side_conditions`, the mapping's, as terms; products
+that the fields the trigger latches are the symbols (the generator's code builds the register
+words from them). The side conditions (:func:`side_conditions`, the mapping's, as terms; products
 in 64 bits so that none wraps) bound them, and OH = (Hp - K) / S + 1, OW = (Wp - K) / S + 1 as
 the mapping computes them.
 
-The stream is the generator's configuration tail on those symbols (:func:`tail`: the registers
-``ila.models.hlscnn.driver.conv2d_program`` writes after the data, then the trigger); the data
+The stream is the generator's configuration tail run on those symbols (:func:`tail`: the code
+``ila.models.hlscnn.driver.conv2d_program`` runs for the registers it writes after the data,
+``conv_tail`` and ``cfg_write``, so a field the generator gets wrong at some sizes is wrong in the
+proof's stream at those sizes); the data
 transfers before it (the activation and weight images written to the SoC memory, the weight
 pull into scratchpad 0), whose number depends on the sizes, are not in the stream: what they
 leave is the hypothesis, regions ``assumed`` at the start of the stream (the declared input
@@ -23,7 +25,7 @@ placement: padded activation xpad[8 cb + i, y, x] at SoC byte ``2 (((cb Hp + y) 
 + b``, weight w[o, 8 cb + i, ky, kx] at scratchpad-0 byte ``wb ((((o ncb + cb) K + ky) K + kx) 8 +
 i) + b``, zero in every padding), which the fixed-shape proof's stream lemmas ``act`` and ``wgt``
 prove per shape (:mod:`mappings.hlscnn.conv2d_nchw_chc`). The checks at sample shapes: the
-symbolic tail, sizes substituted, is the generator's tail command for command; the assumed
+generator's stream ends with that tail, command for command; the assumed
 regions' addresses are the fixed-shape proof's lemma regions'; the term side conditions accept
 exactly the shapes the mapping accepts; and the commands before the tail write only the SoC
 memory, scratchpad 0 and the SoC-memory registers, which neither the tail nor the loop reads
@@ -42,7 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ila import FALSE, TRUE, BvSort, bv_const, concat, extract, land, zext
+from ila import FALSE, TRUE, BvSort, bv_const, concat, land, zext
 from ila.simplify import Rewriter
 from ila.unroll import symbol
 from mappings.base import MappingError
@@ -113,41 +115,24 @@ def side_conditions(sz: Sizes, bits: int) -> list:
     return out
 
 
-def _word(fields: list):
-    """A 32-bit register word from (term, width) fields, most significant first (zero above)."""
-    parts = [v if v.sort.width == w else extract(v, w - 1, 0) for v, w in fields]
-    used = sum(w for _, w in fields)
-    return concat(bv_const(0, 32 - used), *parts) if used < 32 else concat(*parts)
-
-
 def tail(sz: Sizes) -> list:
     """The configuration registers ``conv2d_program`` writes after the data, in its order, as
-    (register name, 32-bit value term) on the size symbols: activations at the SoC memory's start,
-    weights and outputs at offset 0 of their scratchpads, the size words, no bias, no ReLU, then
-    the trigger."""
+    (register name, 32-bit value term): the generator's own
+    :func:`ila.models.hlscnn.driver.conv_tail` run on the size symbols (zero-extended to 32 bits;
+    the padded image, as the mapping hands it over), activations at the SoC memory's start, no
+    bias, no ReLU, then the trigger."""
+    from ila.models.hlscnn import driver
     from ila.models.hlscnn.model import VIR_MEM_BASE
-    s = sz.sym
-    k8, s8 = bv_const(sz.K, 8), bv_const(sz.S, 8)
-    return [("AccelConvActivationBaseAddr", bv_const(VIR_MEM_BASE, 32)), ("AccelConvWeightsBaseAddr", bv_const(0, 32)),
-            ("AccelConvOutputsBaseAddr", bv_const(0, 32)),
-            ("AccelConvInputSizeConfig", _word([(s["C"], 12), (s["Hp"], 10), (s["Wp"], 10)])),
-            ("AccelConvOutputSizeConfig", _word([(s["O"], 12), (s["OH"], 10), (s["OW"], 10)])),
-            ("AccelConvKernelSizeConfig", _word([(s8, 8), (k8, 8), (k8, 8)])),
-            ("AccelConvChannelConfig", bv_const(0, 32)), ("AccelConvTrigger", bv_const(1, 32))]
-
-
-def cfg_command(reg: str, value) -> dict:
-    """``ila.models.hlscnn.driver.cfg_write`` of a 32-bit term: the value's 4 bytes at byte
-    ``addr[3:0]`` of the beat, the others 0."""
-    from ila.models.hlscnn.model import REG_ID, SLAVE_BASE
-    addr = 4 * REG_ID[reg]
-    off = addr & 15
-    cmd = {"top_slave_if_wr": 1, "top_slave_if_rd": 0, "top_slave_addr_in": SLAVE_BASE + addr}
+    K, S = sz.K, sz.S
+    regs = driver.conv_tail(sz.C, sz.Hp, sz.Wp, sz.O, sz.OH, sz.OW, K, K, S, act_base=VIR_MEM_BASE)
     rw = Rewriter()
-    for i in range(16):
-        k = i - off
-        cmd[f"top_slave_data_in_{i}"] = rw.one(extract(value, 8 * k + 7, 8 * k)) if 0 <= k < 4 else 0
-    return cmd
+    return [(r, rw.one(v) if not isinstance(v, int) else bv_const(v, W32)) for r, v in regs]
+
+
+def stream(sz: Sizes) -> list:
+    """The tail as MMIO commands: the driver's ``cfg_write`` of each term."""
+    from ila.models.hlscnn import driver
+    return [driver.cfg_write(r, v) for r, v in tail(sz)]
 
 
 def allsizes_proof(K: int, S: int, P: int, bits: int = 16, *, infer: bool = False) -> PhaseProof:
@@ -167,8 +152,7 @@ def allsizes_proof(K: int, S: int, P: int, bits: int = 16, *, infer: bool = Fals
     C, O, Hp, Wp, OH, OW, ncb, nfb = sz.C, sz.O, sz.Hp, sz.Wp, sz.OH, sz.OW, sz.ncb, sz.nfb
     H, W = sz.H, sz.W
     size_pre = land(*side_conditions(sz, bits))
-    regs = tail(sz)
-    cmds = [cfg_command(r, v) for r, v in regs]
+    cmds = stream(sz)
     trig = len(cmds) - 1
     hl = build_hlscnn(bits, *MACHINE_LANES)
     L = loop_parts(dict(H=H, W=W, C=C, O=O, K=K, S=S, P=P, Hp=Hp, Wp=Wp, OH=OH, OW=OW, ncb=ncb, nfb=nfb), bits,
@@ -193,7 +177,7 @@ def allsizes_proof(K: int, S: int, P: int, bits: int = 16, *, infer: bool = Fals
         scope="symbolic", sides={"acc": side}, params=(L.fb, L.f, oy_, ox_), pre=pre, phases=[conv], lemmas=[],
         final=lambda F: concat(F.cell("conv", 1), F.cell("conv", 0)).eq(V(o_, oy_, ox_, ntaps)),
         outputs=[("conv", 0), ("conv", 1)],
-        checks=[("the symbolic configuration tail is conv2d_program's (sample shapes)",
+        checks=[("the generator's stream ends with its register tail (sample shapes)",
                  lambda: tail_problems(sz, cmds, bits)),
                 ("the assumed regions are the fixed-shape proof's lemma regions (sample shapes)",
                  lambda: placement_problems(sz, L.r_act, L.r_wgt, bits)),

@@ -78,4 +78,58 @@ def conv2d_nchw_mutations() -> dict[str, Mutation]:
                  "read-back: the driver's [OH, OW, O] reshaped to [O, OH, OW] instead of transposed",
                  (Patch(_M, "to_nchw", _nchw_channel_minor),)),
     ]
-    return {**conv2d_mutations(), **{m.name: m for m in mine}}
+    return {**conv2d_mutations(), **{m.name: m for m in mine + allsizes_mutations()}}
+
+
+def _short_where(value, size, at_least: int):
+    """``value - 1`` where ``size >= at_least``, else ``value``: ints decided now, 32-bit terms as an
+    ite (the all-sizes proof runs the generator on size symbols)."""
+    from ila.expr import Expr, ite
+    if isinstance(size, Expr):
+        return ite(size.uge(at_least), value - 1, value)
+    return value - 1 if size >= at_least else value
+
+
+def _out_cols_short(at_least: int):
+    """The generator's register tail (``driver.conv_tail``) with the output-size word's OW field one
+    short where OW >= ``at_least``."""
+    def wrap(conv_tail):
+        def mutated(C, H, W, O, OH, OW, *args, **kw):
+            return [(r, _short_where(v, OW, at_least) if r == "AccelConvOutputSizeConfig" else v)
+                    for r, v in conv_tail(C, H, W, O, OH, OW, *args, **kw)]
+        return mutated
+    return wrap
+
+
+def _in_cols_short(at_least: int):
+    """``driver.conv_tail`` with the input-size word's W field (the padded image's width) one short
+    where it is >= ``at_least``."""
+    def wrap(conv_tail):
+        def mutated(C, H, W, *args, **kw):
+            return [(r, _short_where(v, W, at_least) if r == "AccelConvInputSizeConfig" else v)
+                    for r, v in conv_tail(C, H, W, *args, **kw)]
+        return mutated
+    return wrap
+
+
+_DRIVER = "ila.models.hlscnn.driver"
+
+
+def allsizes_mutations() -> list[Mutation]:
+    """Configuration fields the generator gets wrong only at sizes the fixed-shape proofs do not
+    reach (their outputs are at most 2 x 2): refuted by the all-sizes proof (``--shape symbolic``),
+    whose counterexample search finds a shape where the field is wrong and replays it."""
+    return [
+        Mutation("out_cols_short_some_sizes", "configuration-fields",
+                 "generator: the output-size word's OW field is one short from 5 output columns on: the last "
+                 "output column of every row is not computed and the rows shift",
+                 (Patch(_DRIVER, "conv_tail", _out_cols_short(5)),)),
+        Mutation("in_cols_short_near_max", "configuration-fields",
+                 "generator: the input-size word's W field is one short from a padded width of 500 on (near the "
+                 "largest, 511, the claim allows): every image row after the first is read from the wrong place",
+                 (Patch(_DRIVER, "conv_tail", _in_cols_short(500)),)),
+    ]
+
+
+# bugs only the all-sizes proof reaches (the fixed proof shapes' outputs are too narrow to show them)
+ALLSIZES_ONLY = tuple(m.name for m in allsizes_mutations())

@@ -40,13 +40,27 @@ def _beat(addr: int, data, *, write: bool = True) -> dict:
     return cmd
 
 
-def cfg_write(reg: str, value: int) -> dict:
-    """Write a 32-bit configuration register (the value sits at byte ``addr[3:0]`` of the beat)."""
+def cfg_write(reg: str, value) -> dict:
+    """Write a 32-bit configuration register: the value's 4 bytes, little-endian, at byte
+    ``addr[3:0]`` of the beat, the others 0. ``value``: an int, or a 32-bit term (the all-sizes
+    proof's register tail: its bytes are the term's 8-bit slices). Raises HlscnnError for an int
+    outside 32 bits or a term of another width."""
+    from ila.expr import Expr
+    addr = 4 * REG_ID[reg]
+    off = addr & 15
+    if isinstance(value, Expr):
+        if value.sort.is_mem or value.sort.width != 32:
+            raise HlscnnError(f"register {reg} value {value.short()} is not a 32-bit term")
+        from ila import extract
+        from ila.simplify import Rewriter
+        rw = Rewriter()
+        beat = [0] * 16
+        for k in range(4):
+            beat[off + k] = rw.one(extract(value, 8 * k + 7, 8 * k))
+        return _beat(addr, beat)
     if not 0 <= value < (1 << 32):
         raise HlscnnError(f"register {reg} value {value!r} does not fit 32 bits")
-    addr = 4 * REG_ID[reg]
     beat = bytearray(16)
-    off = addr & 15
     beat[off:off + 4] = int(value).to_bytes(4, "little")
     return _beat(addr, beat)
 
@@ -261,12 +275,8 @@ def conv2d_program(x_raw, w_raw, *, stride: int, weight_bits: int, bias_raw: int
         raise HlscnnError(f"buffer overflow: outputs need {out_bytes} bytes, scratchpad 1 has {SPAD_BYTES}")
 
     nwb = -(-len(w_img) // 16)                       # weight beats
-    tail = [("AccelConvActivationBaseAddr", VIR_MEM_BASE + act_off), ("AccelConvWeightsBaseAddr", 0),
-            ("AccelConvOutputsBaseAddr", 0), ("AccelConvInputSizeConfig", (C << 20) | (H << 10) | W),
-            ("AccelConvOutputSizeConfig", (O << 20) | (OH << 10) | OW),
-            ("AccelConvKernelSizeConfig", (stride << 16) | (KH << 8) | KW),
-            ("AccelConvChannelConfig", (bias_raw & 0xFFFF) | (int(has_bias) << 16) | (int(relu) << 17)),
-            ("AccelConvTrigger", 1)]
+    tail = conv_tail(C, H, W, O, OH, OW, KH, KW, stride, act_base=VIR_MEM_BASE + act_off, bias_raw=bias_raw,
+                     has_bias=has_bias, relu=relu)
     if numeric:
         def beats(img: np.ndarray) -> np.ndarray:
             return np.concatenate([img, np.zeros(-len(img) % 16, np.uint8)]).reshape(-1, 16)
@@ -305,6 +315,22 @@ def conv2d_program(x_raw, w_raw, *, stride: int, weight_bits: int, bias_raw: int
     pull = (len(cmds) - 8 - 2 * nwb, len(cmds) - 8)
     return ConvJob(cmds, reads, (1, OH, OW, O), nfb, weight_bits, x_in, w_in, bias_raw, stride, relu, has_bias,
                    pull)
+
+
+def conv_tail(C, H, W, O, OH, OW, KH, KW, stride, *, act_base, bias_raw=0, has_bias=False, relu=False) -> list:
+    """The configuration registers :func:`conv2d_program` writes after the data transfers, in its
+    order, as (register name, 32-bit value): the activation base ``act_base`` (a SoC-memory
+    address), weights and outputs at offset 0 of their scratchpads, the size words (input C:12 |
+    H:10 | W:10, output O:12 | OH:10 | OW:10, kernel stride:8 | KH:8 | KW:8; ``config_reg.h``),
+    the bias and ReLU word, then the trigger. Sizes are ints, or 32-bit terms whose values fit
+    their fields (the all-sizes proof, :mod:`mappings.hlscnn.conv_allsizes`, runs this same code
+    on size symbols); the integer caller checks the fields."""
+    return [("AccelConvActivationBaseAddr", act_base), ("AccelConvWeightsBaseAddr", 0),
+            ("AccelConvOutputsBaseAddr", 0), ("AccelConvInputSizeConfig", (C << 20) | (H << 10) | W),
+            ("AccelConvOutputSizeConfig", (O << 20) | (OH << 10) | OW),
+            ("AccelConvKernelSizeConfig", (stride << 16) | (KH << 8) | KW),
+            ("AccelConvChannelConfig", (bias_raw & 0xFFFF) | (int(has_bias) << 16) | (int(relu) << 17)),
+            ("AccelConvTrigger", 1)]
 
 
 def _cfg_bytes(reg: str, values) -> np.ndarray:
