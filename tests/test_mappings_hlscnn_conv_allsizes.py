@@ -101,3 +101,25 @@ def test_a_field_wrong_at_some_sizes_is_refuted_for_all_sizes():
 def test_a_field_wrong_near_the_largest_sizes_is_refuted_for_all_sizes():
     shape = _refuted("in_cols_short_near_max")
     assert 500 <= shape["W"] <= A.HW_MAX
+
+
+def test_register_words_become_their_fields_by_an_identity():
+    """``as_fields`` turns the generator's ``(x << k) | ... | z`` into the concatenation of the
+    fields: equal at random values; overlapping fields and other terms are left as they are."""
+    import random
+    from ila import BvSort, concat, zext
+    from ila.simplify import Rewriter
+    from ila.unroll import symbol
+    x, y, z = (symbol(n, BvSort(w)) for n, w in (("t.x", 12), ("t.y", 10), ("t.z", 6)))
+    word = Rewriter().one((zext(x, 32) << 18) | (zext(y, 32) << 7) | zext(z, 32))
+    got = A.as_fields(word)
+    assert got is not word and got.op.name == "CONCAT"
+    rng = random.Random(0)
+    for _ in range(50):
+        vals = {x: rng.randrange(1 << 12), y: rng.randrange(1 << 10), z: rng.randrange(1 << 6)}
+        env = Rewriter({v: bv_const(n, v.sort.width) for v, n in vals.items()})
+        assert env.one(got).payload == env.one(word).payload == (vals[x] << 18) | (vals[y] << 7) | vals[z]
+    overlap = Rewriter().one((zext(x, 32) << 5) | zext(y, 32))
+    assert A.as_fields(overlap) is overlap
+    joined = concat(x, y)
+    assert A.as_fields(joined) is joined

@@ -126,7 +126,45 @@ def tail(sz: Sizes) -> list:
     K, S = sz.K, sz.S
     regs = driver.conv_tail(sz.C, sz.Hp, sz.Wp, sz.O, sz.OH, sz.OW, K, K, S, act_base=VIR_MEM_BASE)
     rw = Rewriter()
-    return [(r, rw.one(v) if not isinstance(v, int) else bv_const(v, W32)) for r, v in regs]
+    return [(r, as_fields(rw.one(v)) if not isinstance(v, int) else bv_const(v, W32)) for r, v in regs]
+
+
+def _field_parts(e) -> list | None:
+    """``e`` as [(term, low bit)] when it is an OR of zero-extended terms, each shifted left by a
+    constant (or not), else None."""
+    from ila.ops import Op
+    if e.op is Op.BVOR:
+        a, b = (_field_parts(x) for x in e.args)
+        return None if a is None or b is None else a + b
+    k = 0
+    if e.op is Op.SHL and e.args[1].op is Op.CONST:
+        e, k = e.args[0], e.args[1].payload
+    if e.op is Op.ZEXT:
+        return [(e.args[0], k)]
+    return None
+
+
+def as_fields(e):
+    """A 32-bit register word the generator builds as ``(x << k) | (y << j) | z`` from
+    zero-extended fields, as the concatenation of the fields (and zeros between them) when their
+    bit ranges are disjoint and inside the word: an identity of bit-vector arithmetic (each bit of
+    the OR is the one field's bit there), which lets the trigger's extracted fields fold to the size
+    symbols. Any other term (e.g. an ite a size-dependent bug leaves) is returned as it is."""
+    parts = _field_parts(e)
+    if not parts:
+        return e
+    spans = sorted(((k, k + t.sort.width - 1, t) for t, k in parts), key=lambda x: -x[0])
+    if spans[0][1] > 31 or any(lo_a <= hi_b for (lo_a, _, _), (_, hi_b, _) in zip(spans, spans[1:])):
+        return e
+    pieces, top = [], 31
+    for lo, hi, t in spans:
+        if hi < top:
+            pieces.append(bv_const(0, top - hi))
+        pieces.append(t)
+        top = lo - 1
+    if top >= 0:
+        pieces.append(bv_const(0, top + 1))
+    return Rewriter().one(concat(*pieces))
 
 
 def stream(sz: Sizes) -> list:
